@@ -1,0 +1,242 @@
+/* Queues with TensorFlow 1.x semantics.
+ *
+ * A queue stores elements (tuples of component tensors, see tensor.h) and reproduces the
+ * observable rules of TensorFlow's queue kernels (core/kernels/queue_base.cc):
+ *
+ *  - Pending enqueue attempts (enqueue, enqueue_many, and non-cancelling close) and pending
+ *    dequeue attempts (dequeue, dequeue_many, dequeue_up_to) are each served in arrival order:
+ *    only the head attempt of each side touches the storage.  A blocked large enqueue_many keeps
+ *    a later small enqueue waiting even when there is room for it; the elements of one
+ *    enqueue_many are therefore contiguous.
+ *  - enqueue_many inserts as many slices as fit and resumes when room appears (B > capacity
+ *    works).  dequeue_many / dequeue_up_to take every available element into a private partial
+ *    batch while they wait (size() reads 0 meanwhile) and complete when they hold n.
+ *  - A plain close waits behind pending enqueues; close with cancel_pending_enqueues acts at once
+ *    and fails the pending enqueues with CANCELLED.
+ *  - Pending dequeues are never cancelled by close: they finish from what is left or fail with
+ *    OUT_OF_RANGE, a partial batch going back to the front of the queue in order.
+ *  - A deadline gives DEADLINE_EXCEEDED "Timed out waiting for notification" and leaves the
+ *    queue usable; a triggered tfq_cancel gives CANCELLED "Enqueue/Dequeue operation was
+ *    cancelled".  No data is lost: elements a timed-out or cancelled dequeue_many had taken go
+ *    back to the front of the queue in order (TensorFlow drops them; see README "Deviations").
+ *
+ * Error messages are TensorFlow's, with <Kind> = FIFOQueue and <name> the queue's kernel name:
+ *   CANCELLED         "<Kind> '<name>' is closed."
+ *   OUT_OF_RANGE      "<Kind> '<name>' is closed and has insufficient elements (requested r,
+ *                      current size s)"
+ *   CANCELLED         "Queue '<name>' is already closed."  (non-cancelling close, closed queue)
+ *   INVALID_ARGUMENT  "Shape mismatch in tuple component 1. Expected [3,3], got [3,4]", ...
+ *
+ * Storage is contiguous and grows geometrically up to the capacity for components with fully
+ * defined numeric shapes; other components are kept as one tensor per element.  Batches move
+ * under one lock acquisition and wake at most one sleeping thread per side; a blocked call spins
+ * briefly before it sleeps.
+ *
+ * Thread-safety: every tfq_queue_* call may be made from any thread, concurrently with any other
+ * call on the same queue, except tfq_queue_free() of the last reference. */
+#ifndef TFQ_QUEUE_H
+#define TFQ_QUEUE_H
+
+#include <stdint.h>
+#include <tfq/export.h>
+#include <tfq/status.h>
+#include <tfq/tensor.h>
+
+TFQ_EXTERN_C_BEGIN
+
+/* No deadline: wait until the call can complete, the queue closes, or a cancel triggers. */
+#define TFQ_NO_TIMEOUT ((int64_t)-1)
+/* TensorFlow's "unbounded" capacity: any negative capacity is stored as this value. */
+#define TFQ_UNBOUNDED_CAPACITY ((int64_t)2147483647)
+
+typedef enum tfq_queue_kind {
+  TFQ_QUEUE_FIFO = 0,
+  TFQ_QUEUE_RANDOM_SHUFFLE = 1,
+  TFQ_QUEUE_PADDING_FIFO = 2,
+  TFQ_QUEUE_PRIORITY = 3
+} tfq_queue_kind;
+
+/* "FIFOQueue", "RandomShuffleQueue", "PaddingFIFOQueue", "PriorityQueue" (TF's kernel names);
+ * "UnknownQueue" otherwise.  Static, never NULL.  Since: 0.1 */
+TFQ_API const char *tfq_queue_kind_name(tfq_queue_kind kind);
+
+/* ---- cancellation ----------------------------------------------------------------------------
+ * A tfq_cancel plays the part of a TensorFlow step's cancellation manager: blocking calls given
+ * the same tfq_cancel all fail with CANCELLED ("Enqueue operation was cancelled" / "Dequeue
+ * operation was cancelled") once it is triggered, and calls started after the trigger fail at
+ * once.  Thread-safety: any thread, concurrently. */
+typedef struct tfq_cancel tfq_cancel;
+
+/* @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED.  Ownership: *out freed with tfq_cancel_free().
+ * Since: 0.1 */
+TFQ_API tfq_code tfq_cancel_new(tfq_cancel **out, tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Triggers the cancel: every call blocked with it is marked cancelled and woken before this
+ * returns (each then returns CANCELLED from its own thread); later calls given it fail at once.
+ * Idempotent.  Thread-safety: any, concurrently.  Since: 0.1 */
+TFQ_API void tfq_cancel_trigger(tfq_cancel *c);
+
+/* Nonzero once triggered (until reset).  Since: 0.1 */
+TFQ_API int tfq_cancel_is_triggered(const tfq_cancel *c);
+
+/* Re-arms a triggered cancel for reuse.  REQUIRES: no call is using it.  Since: 0.1 */
+TFQ_API void tfq_cancel_reset(tfq_cancel *c);
+
+/* Frees it.  NULL does nothing.  REQUIRES: no call is using it.  Since: 0.1 */
+TFQ_API void tfq_cancel_free(tfq_cancel *c);
+
+/* ---- options ---------------------------------------------------------------------------------- */
+
+/* Construction options.  Opaque.  Thread-safety: one thread at a time. */
+typedef struct tfq_queue_options tfq_queue_options;
+
+/* Defaults: capacity unbounded, name "<kind op name>" (fifo_queue, ...), no shared name,
+ * container "", min_after_dequeue 0, seed 0, seed2 0.
+ * Ownership: *out freed with tfq_queue_options_free().  Since: 0.1 */
+TFQ_API tfq_code tfq_queue_options_new(tfq_queue_options **out, tfq_status *st) TFQ_WARN_UNUSED;
+TFQ_API void tfq_queue_options_free(tfq_queue_options *o);
+
+/* Any negative capacity means unbounded (stored and printed as 2147483647, as in TF); capacity 0
+ * is accepted and every enqueue then blocks, as in TF.  Since: 0.1 */
+TFQ_API void tfq_queue_options_set_capacity(tfq_queue_options *o, int64_t capacity);
+
+/* The op name.  Without a shared name the kernel name used in messages is "_<N>_<name>" with a
+ * process-wide counter N, as in TF.  Copied; NULL restores the default.  Since: 0.1 */
+TFQ_API tfq_code tfq_queue_options_set_name(tfq_queue_options *o, const char *name,
+                                            tfq_status *st) TFQ_WARN_UNUSED;
+
+/* TF's shared_name: becomes the kernel name used in messages.  Copied.  Since: 0.1 */
+TFQ_API tfq_code tfq_queue_options_set_shared_name(tfq_queue_options *o, const char *shared_name,
+                                                   tfq_status *st) TFQ_WARN_UNUSED;
+
+/* TF's container.  Copied.  Since: 0.1 */
+TFQ_API tfq_code tfq_queue_options_set_container(tfq_queue_options *o, const char *container,
+                                                 tfq_status *st) TFQ_WARN_UNUSED;
+
+/* RandomShuffleQueue only.  Since: 0.1 */
+TFQ_API void tfq_queue_options_set_min_after_dequeue(tfq_queue_options *o, int64_t m);
+TFQ_API void tfq_queue_options_set_seeds(tfq_queue_options *o, int64_t seed, int64_t seed2);
+
+/* ---- queues -------------------------------------------------------------------------------- */
+
+/* A queue.  Opaque, reference counted.  Thread-safety: see the top of this file. */
+typedef struct tfq_queue tfq_queue;
+
+/* Creates a queue of `kind` with components `spec` and options `opts` (NULL: defaults).
+ * FIFOQueue: every component must have a fully defined shape, or none may have a shape.
+ * @return TFQ_OK
+ *         TFQ_INVALID_ARGUMENT  empty spec; some components shaped and others not ("Different
+ *                               number of component types.  Types: ..., Shapes: ...");
+ *                               a partial shape ("All shapes must be fully defined: [...]").
+ *         TFQ_UNIMPLEMENTED     a kind this version does not provide yet.
+ *         TFQ_RESOURCE_EXHAUSTED
+ * Ownership: `spec` and `opts` are copied (borrowed for the call); *out (NULL on failure) has one
+ * reference, released with tfq_queue_free().  Thread-safety: any.  Since: 0.1 */
+TFQ_API tfq_code tfq_queue_new(tfq_queue_kind kind, const tfq_spec *spec,
+                               const tfq_queue_options *opts, tfq_queue **out,
+                               tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Convenience: tfq_queue_new(TFQ_QUEUE_FIFO, ...) with `capacity` and op name `name` (NULL:
+ * "fifo_queue").  Since: 0.1 */
+TFQ_API tfq_code tfq_fifo_queue_new(const tfq_spec *spec, int64_t capacity, const char *name,
+                                    tfq_queue **out, tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Adds a reference and returns `q`.  Thread-safety: any.  Since: 0.1 */
+TFQ_API tfq_queue *tfq_queue_ref(tfq_queue *q);
+
+/* Drops one reference; the last frees the queue and the elements still in it.  NULL does
+ * nothing.  REQUIRES: when dropping the last reference, no call on `q` is in progress (close the
+ * queue and join your threads first).  Since: 0.1 */
+TFQ_API void tfq_queue_free(tfq_queue *q);
+
+/* Accessors.  Borrowed strings, valid while `q` lives.  Thread-safety: any.  Since: 0.1 */
+TFQ_API tfq_queue_kind tfq_queue_get_kind(const tfq_queue *q);
+/* Kernel name used in messages (shared name, or "_<N>_<name>"). */
+TFQ_API const char *tfq_queue_name(const tfq_queue *q);
+TFQ_API int64_t tfq_queue_capacity(const tfq_queue *q);
+/* Borrowed spec of the components, valid while `q` lives. */
+TFQ_API const tfq_spec *tfq_queue_spec(const tfq_queue *q);
+
+/* Elements stored now (not counting a pending dequeue_many's partial batch nor the
+ * not-yet-inserted tail of a pending enqueue_many), as TF's size().  Since: 0.1 */
+TFQ_API int64_t tfq_queue_size(tfq_queue *q);
+
+/* Nonzero once a close has *executed* (a non-cancelling close waiting behind enqueues has not
+ * executed yet).  Since: 0.1 */
+TFQ_API int tfq_queue_is_closed(tfq_queue *q);
+
+/* The common blocking-call parameters:
+ *   cancel      NULL, or a tfq_cancel whose trigger fails the call with CANCELLED.
+ *   timeout_us  TFQ_NO_TIMEOUT, or microseconds after which a call that has not completed fails
+ *               with DEADLINE_EXCEEDED "Timed out waiting for notification" (0 = do not wait).
+ * A call that fails with CANCELLED or DEADLINE_EXCEEDED leaves the queue as if it had never been
+ * made, except for the slices an enqueue_many already inserted (they stay, as in TF). */
+
+/* Enqueues one element.  `elem` must have one component per spec entry, of the spec's dtype and
+ * (if declared) shape.
+ * Wakes when: room appears (OK); the queue closes (CANCELLED "<Kind> '<name>' is closed."); a
+ * cancelling close or `cancel` (CANCELLED "Enqueue operation was cancelled"); timeout
+ * (DEADLINE_EXCEEDED).
+ * @return those, or TFQ_INVALID_ARGUMENT without queuing: "Wrong number of components in tuple.
+ *         Expected k, got m", "Type mismatch in tuple component i. Expected float, got int32",
+ *         "Shape mismatch in tuple component i. Expected [3,3], got [3,4]".
+ * Ownership: `elem` borrowed; its tensors are copied or referenced (never modify them after).
+ * Since: 0.1 */
+TFQ_API tfq_code tfq_queue_enqueue(tfq_queue *q, const tfq_tuple *elem, tfq_cancel *cancel,
+                                   int64_t timeout_us, tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Enqueues the B slices along dim 0 of every component of `batch`, in order and contiguously.
+ * B == 0 succeeds at once without looking at the queue, even when it is closed (as TF).
+ * Inserts what fits and keeps waiting for the rest; slices already inserted stay when the call
+ * later fails.  Wake conditions and codes as tfq_queue_enqueue, plus INVALID_ARGUMENT "All input
+ * tensors must have the same size in the 0th dimension. Component i has a, and should have b",
+ * and "Shape mismatch in tuple component i. Expected [B,3,3], got [B,3,4]".
+ * Ownership: `batch` borrowed.  Since: 0.1 */
+TFQ_API tfq_code tfq_queue_enqueue_many(tfq_queue *q, const tfq_tuple *batch, tfq_cancel *cancel,
+                                        int64_t timeout_us, tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Dequeues one element.
+ * Wakes when: an element is available (OK, *out set); the queue is closed and empty
+ * (OUT_OF_RANGE "... is closed and has insufficient elements (requested 1, current size 0)");
+ * `cancel` (CANCELLED "Dequeue operation was cancelled"); timeout (DEADLINE_EXCEEDED).
+ * Ownership: *out is a new tuple freed with tfq_tuple_free(); NULL on failure.  Since: 0.1 */
+TFQ_API tfq_code tfq_queue_dequeue(tfq_queue *q, tfq_tuple **out, tfq_cancel *cancel,
+                                   int64_t timeout_us, tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Dequeues exactly n elements as a batch ([n] + shape per component).
+ * Checks first, in TF's order: n < 0 → INVALID_ARGUMENT "DequeueManyOp requested n < 0
+ * elements"; components without declared shapes → INVALID_ARGUMENT "FIFOQueue's DequeueMany and
+ * DequeueUpTo require the components to have specified shapes."; n == 0 → OK at once with empty
+ * [0]+shape tensors.
+ * Wakes when: n elements were gathered (OK); the queue closed with fewer than still needed
+ * (OUT_OF_RANGE, the partial batch going back to the front in order); cancel or timeout (the
+ * partial batch goes back too).
+ * Ownership: *out new, freed with tfq_tuple_free(); NULL on failure.  Since: 0.1 */
+TFQ_API tfq_code tfq_queue_dequeue_many(tfq_queue *q, int64_t n, tfq_tuple **out,
+                                        tfq_cancel *cancel, int64_t timeout_us,
+                                        tfq_status *st) TFQ_WARN_UNUSED;
+
+/* As dequeue_many while the queue is open (it waits for n).  Once closed it returns between 1
+ * and n elements ([k] + shape) and fails with OUT_OF_RANGE only when none is left.  Messages say
+ * "DequeueUpToOp".  Since: 0.1 */
+TFQ_API tfq_code tfq_queue_dequeue_up_to(tfq_queue *q, int64_t n, tfq_tuple **out,
+                                         tfq_cancel *cancel, int64_t timeout_us,
+                                         tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Closes the queue.
+ * cancel_pending_enqueues == 0 (TF's default): the close waits behind every pending enqueue and
+ *   enqueue_many, then sets closed; later enqueues fail with CANCELLED "... is closed.".  If the
+ *   queue was already closed when it runs: CANCELLED "Queue '<name>' is already closed.".  It
+ *   blocks, so `cancel` and `timeout_us` apply (CANCELLED / DEADLINE_EXCEEDED; the close then
+ *   does not happen).
+ * cancel_pending_enqueues != 0: closes at once and fails every pending enqueue (and every waiting
+ *   non-cancelling close, as TF does) with CANCELLED "Enqueue operation was cancelled".  Always
+ *   OK, also on a closed queue.
+ * Pending dequeues are re-evaluated and finish from what remains or fail with OUT_OF_RANGE.
+ * Since: 0.1 */
+TFQ_API tfq_code tfq_queue_close(tfq_queue *q, int cancel_pending_enqueues, tfq_cancel *cancel,
+                                 int64_t timeout_us, tfq_status *st) TFQ_WARN_UNUSED;
+
+TFQ_EXTERN_C_END
+
+#endif

@@ -1,0 +1,126 @@
+/* Private declarations of src/core, shared with the other modules of the library (never
+ * installed).  Symbols here are tfq__* and hidden. */
+#ifndef TFQ_CORE_INTERNAL_H
+#define TFQ_CORE_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <tfq/tfq.h>
+
+#define TFQ__ALIGN 64
+
+/* ---- status ---- */
+#define TFQ__MSG_CAP 1024
+struct tfq_status {
+  tfq_code code;
+  char msg[TFQ__MSG_CAP];
+};
+
+/* Shorthand used everywhere: set `st` and return the code. */
+#define TFQ__OOM(st) tfq_status_set((st), TFQ_RESOURCE_EXHAUSTED, "out of memory")
+
+/* ---- allocation ---- */
+/* Overflow-checked a*b; returns 0 (and sets *out to 0) when it overflows. */
+static inline int tfq__mul_ok(size_t a, size_t b, size_t *out) {
+  if (a != 0 && b > SIZE_MAX / a) {
+    *out = 0;
+    return 0;
+  }
+  *out = a * b;
+  return 1;
+}
+void *tfq__calloc(size_t n, size_t size);
+char *tfq__strdup(const char *s);
+
+/* ---- tensors ---- */
+typedef struct tfq__str {
+  const char *p;
+  size_t len;
+} tfq__str;
+
+typedef struct tfq__arena_chunk tfq__arena_chunk;
+
+struct tfq_tensor {
+  atomic_long refs;
+  tfq_dtype dtype;
+  int rank;
+  int64_t nelems;
+  size_t nbytes;            /* numeric: nelems * dtype size; strings: 0 */
+  void *data;               /* numeric buffer, or tfq__str[nelems] for strings */
+  void (*dealloc)(void *, size_t, void *);
+  void *dealloc_arg;
+  size_t wrapped_len;
+  tfq__arena_chunk *arena;  /* string bytes */
+  int64_t dims[];
+};
+
+static inline tfq__str *tfq__strs(const tfq_tensor *t) { return (tfq__str *)t->data; }
+
+/* Allocates a tensor whose numeric data is NOT zero-filled (callers overwrite all of it).
+ * Strings are empty. */
+tfq_code tfq__tensor_alloc(tfq_dtype dtype, const int64_t *dims, int rank, int zero,
+                           tfq_tensor **out, tfq_status *st);
+/* Copies bytes into string element i of a tensor the caller owns alone. */
+tfq_code tfq__tensor_put_string(tfq_tensor *t, int64_t i, const char *p, size_t len);
+
+struct tfq_tuple {
+  size_t n;
+  tfq_tensor *c[];
+};
+
+/* ---- specs ---- */
+typedef struct tfq__comp {
+  tfq_dtype dtype;
+  int rank; /* TFQ_UNKNOWN_RANK: unspecified */
+  int64_t dims[TFQ_MAX_RANK];
+  char *name;
+} tfq__comp;
+
+struct tfq_spec {
+  size_t n, cap;
+  tfq__comp *c;
+};
+
+tfq_code tfq__spec_copy(const tfq_spec *src, tfq_spec **out, tfq_status *st);
+/* 1 when every dim is known (rank known, no -1). */
+int tfq__comp_fully_defined(const tfq__comp *c);
+
+/* ---- text ---- */
+/* Appends to a bounded buffer; never overflows; always NUL-terminated. */
+typedef struct tfq__buf {
+  char *p;
+  size_t cap, len;
+} tfq__buf;
+void tfq__buf_printf(tfq__buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* "[3,4]", "[]", "[?,3]", "<unknown>" for an unknown rank. */
+void tfq__buf_shape(tfq__buf *b, const int64_t *dims, int rank);
+/* TF's list of a spec's shapes: "[[1,2], [3]]". */
+void tfq__buf_spec_shapes(tfq__buf *b, const tfq_spec *s);
+/* TF's list of a spec's dtypes: "float, int32". */
+void tfq__buf_spec_dtypes(tfq__buf *b, const tfq_spec *s);
+
+/* ---- time ---- */
+/* CLOCK_MONOTONIC in nanoseconds. */
+int64_t tfq__now_ns(void);
+
+/* ---- PCG32 (O'Neill, pcg-random.org: PCG-XSH-RR 64/32) ---- */
+typedef struct tfq__pcg32 {
+  uint64_t state;
+  uint64_t inc;
+} tfq__pcg32;
+void tfq__pcg32_seed(tfq__pcg32 *r, uint64_t initstate, uint64_t initseq);
+uint32_t tfq__pcg32_next(tfq__pcg32 *r);
+/* Uniform in [0, bound) without modulo bias (bound > 0). */
+uint32_t tfq__pcg32_bounded(tfq__pcg32 *r, uint32_t bound);
+/* Uniform 64-bit draw in [0, bound), unbiased (bound > 0). */
+uint64_t tfq__pcg32_bounded64(tfq__pcg32 *r, uint64_t bound);
+
+/* Internal exports for the white-box tests (tests/unit link the static library). */
+
+#endif

@@ -1,0 +1,956 @@
+/* The queue engine and FIFOQueue.  See queue_internal.h for the memory model and
+ * include/tfq/queue.h for the contract. */
+#include <assert.h>
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "queue_internal.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define CPU_RELAX() _mm_pause()
+#elif defined(__aarch64__)
+#define CPU_RELAX() __asm__ __volatile__("yield")
+#else
+#define CPU_RELAX() ((void)0)
+#endif
+
+/* Iterations of the lock-free spin a blocked call makes before it sleeps on its condition
+ * variable.  A cross-vCPU wake-up costs ~45 us on the development VM, so spinning a few
+ * microseconds for the other side to act is far cheaper than sleeping. */
+#define SPIN_ITERS 4000
+#define INITIAL_ALLOC 64
+
+/* ---- mutexes ---- */
+
+void tfq__lock(pthread_mutex_t *m) {
+  if (pthread_mutex_lock(m)) abort();
+}
+
+void tfq__unlock(pthread_mutex_t *m) {
+  if (pthread_mutex_unlock(m)) abort();
+}
+
+tfq_code tfq__mutex_init(pthread_mutex_t *m) {
+  pthread_mutexattr_t a;
+  if (pthread_mutexattr_init(&a)) return TFQ_RESOURCE_EXHAUSTED;
+#ifdef PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP
+  /* Short critical sections: spin a little in user space before the futex. */
+  pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+  int rc = pthread_mutex_init(m, &a);
+  pthread_mutexattr_destroy(&a);
+  return rc ? TFQ_RESOURCE_EXHAUSTED : TFQ_OK;
+}
+
+/* ---- names ---- */
+
+const char *tfq_queue_kind_name(tfq_queue_kind kind) {
+  switch (kind) {
+    case TFQ_QUEUE_FIFO: return "FIFOQueue";
+    case TFQ_QUEUE_RANDOM_SHUFFLE: return "RandomShuffleQueue";
+    case TFQ_QUEUE_PADDING_FIFO: return "PaddingFIFOQueue";
+    case TFQ_QUEUE_PRIORITY: return "PriorityQueue";
+  }
+  return "UnknownQueue";
+}
+
+static const char *kind_op_name(tfq_queue_kind kind) {
+  switch (kind) {
+    case TFQ_QUEUE_FIFO: return "fifo_queue";
+    case TFQ_QUEUE_RANDOM_SHUFFLE: return "random_shuffle_queue";
+    case TFQ_QUEUE_PADDING_FIFO: return "padding_fifo_queue";
+    case TFQ_QUEUE_PRIORITY: return "priority_queue";
+  }
+  return "queue";
+}
+
+/* ---- options ---- */
+
+tfq_code tfq_queue_options_new(tfq_queue_options **out, tfq_status *st) {
+  tfq_queue_options *o = tfq__calloc(1, sizeof *o);
+  *out = o;
+  if (!o) return TFQ__OOM(st);
+  o->capacity = -1;
+  tfq_status_clear(st);
+  return TFQ_OK;
+}
+
+void tfq_queue_options_free(tfq_queue_options *o) {
+  if (!o) return;
+  tfq_free(o->name);
+  tfq_free(o->shared_name);
+  tfq_free(o->container);
+  tfq_free(o);
+}
+
+void tfq_queue_options_set_capacity(tfq_queue_options *o, int64_t capacity) {
+  o->capacity = capacity;
+}
+
+static tfq_code set_str(char **dst, const char *v, tfq_status *st) {
+  char *copy = NULL;
+  if (v && !(copy = tfq__strdup(v))) return TFQ__OOM(st);
+  tfq_free(*dst);
+  *dst = copy;
+  tfq_status_clear(st);
+  return TFQ_OK;
+}
+
+tfq_code tfq_queue_options_set_name(tfq_queue_options *o, const char *name, tfq_status *st) {
+  return set_str(&o->name, name, st);
+}
+tfq_code tfq_queue_options_set_shared_name(tfq_queue_options *o, const char *v, tfq_status *st) {
+  return set_str(&o->shared_name, v, st);
+}
+tfq_code tfq_queue_options_set_container(tfq_queue_options *o, const char *v, tfq_status *st) {
+  return set_str(&o->container, v, st);
+}
+void tfq_queue_options_set_min_after_dequeue(tfq_queue_options *o, int64_t m) {
+  o->min_after_dequeue = m;
+}
+void tfq_queue_options_set_seeds(tfq_queue_options *o, int64_t seed, int64_t seed2) {
+  o->seed = seed;
+  o->seed2 = seed2;
+}
+
+/* ---- cancellation ---- */
+
+tfq_code tfq_cancel_new(tfq_cancel **out, tfq_status *st) {
+  tfq_cancel *c = tfq__calloc(1, sizeof *c);
+  *out = NULL;
+  if (!c) return TFQ__OOM(st);
+  if (tfq__mutex_init(&c->mu)) {
+    tfq_free(c);
+    return TFQ__OOM(st);
+  }
+  atomic_init(&c->triggered, 0);
+  *out = c;
+  tfq_status_clear(st);
+  return TFQ_OK;
+}
+
+void tfq_cancel_free(tfq_cancel *c) {
+  if (!c) return;
+  assert(!c->regs);
+  pthread_mutex_destroy(&c->mu);
+  tfq_free(c);
+}
+
+int tfq_cancel_is_triggered(const tfq_cancel *c) {
+  return atomic_load_explicit(&((tfq_cancel *)c)->triggered, memory_order_acquire);
+}
+
+void tfq_cancel_reset(tfq_cancel *c) {
+  tfq__lock(&c->mu);
+  atomic_store(&c->triggered, 0);
+  tfq__unlock(&c->mu);
+}
+
+static void cancel_attempt_locked(tfq_queue *q, tfq__attempt *a, tfq__result why);
+
+void tfq_cancel_trigger(tfq_cancel *c) {
+  tfq__lock(&c->mu);
+  atomic_store(&c->triggered, 1);
+  for (tfq__cancel_reg *r = c->regs; r; r = r->next) {
+    tfq__lock(&r->q->mu);
+    if (!atomic_load_explicit(&r->att->state, memory_order_relaxed))
+      cancel_attempt_locked(r->q, r->att,
+                            r->att->kind == ATT_DEQUEUE ? RES_DEQ_CANCELLED : RES_ENQ_CANCELLED);
+    tfq__unlock(&r->q->mu);
+  }
+  tfq__unlock(&c->mu);
+}
+
+/* Returns 0 when registered; nonzero when `c` is already triggered. */
+static int cancel_register(tfq_cancel *c, tfq_queue *q, tfq__attempt *a) {
+  if (!c) return 0;
+  tfq__lock(&c->mu);
+  int trig = atomic_load(&c->triggered);
+  if (!trig) {
+    a->reg.q = q;
+    a->reg.att = a;
+    a->reg.prev = NULL;
+    a->reg.next = c->regs;
+    if (c->regs) c->regs->prev = &a->reg;
+    c->regs = &a->reg;
+  }
+  tfq__unlock(&c->mu);
+  return trig;
+}
+
+static void cancel_unregister(tfq_cancel *c, tfq__attempt *a) {
+  if (!c) return;
+  tfq__lock(&c->mu);
+  if (a->reg.prev)
+    a->reg.prev->next = a->reg.next;
+  else
+    c->regs = a->reg.next;
+  if (a->reg.next) a->reg.next->prev = a->reg.prev;
+  tfq__unlock(&c->mu);
+}
+
+/* ---- ring storage ---- */
+
+static inline int64_t ring_idx(const tfq_queue *q, int64_t logical) {
+  int64_t i = q->head + logical;
+  return i >= q->alloc ? i - q->alloc : i;
+}
+
+/* Makes room for `need` stored rows.  Rows are copied to a fresh linear layout. */
+static int ring_reserve(tfq_queue *q, int64_t need) {
+  if (need <= q->alloc) return 0;
+  int64_t na = q->alloc ? q->alloc * 2 : INITIAL_ALLOC;
+  int64_t cap_room = q->capacity + q->held;
+  if (na > cap_room) na = cap_room;
+  if (na < need) na = need;
+  size_t ncomp = q->spec->n;
+  /* Allocate all new buffers first so a failure leaves the queue unchanged. */
+  void **nb = tfq__calloc(ncomp, sizeof(void *));
+  if (!nb) return -1;
+  for (size_t c = 0; c < ncomp; c++) {
+    size_t bytes;
+    size_t rb = q->st[c].dense ? q->st[c].row_bytes : sizeof(tfq_tensor *);
+    if (!tfq__mul_ok((size_t)na, rb ? rb : 1, &bytes) || !(nb[c] = tfq_malloc(bytes))) {
+      for (size_t k = 0; k < c; k++) tfq_free(nb[k]);
+      tfq_free(nb);
+      return -1;
+    }
+  }
+  for (size_t c = 0; c < ncomp; c++) {
+    tfq__store *s = &q->st[c];
+    size_t rb = s->dense ? s->row_bytes : sizeof(tfq_tensor *);
+    char *old = s->dense ? s->bytes : (char *)s->refs;
+    if (q->count && rb) {
+      int64_t first = q->alloc - q->head < q->count ? q->alloc - q->head : q->count;
+      memcpy(nb[c], old + (size_t)q->head * rb, (size_t)first * rb);
+      memcpy((char *)nb[c] + (size_t)first * rb, old, (size_t)(q->count - first) * rb);
+    }
+    tfq_free(old);
+    if (s->dense)
+      s->bytes = nb[c];
+    else
+      s->refs = nb[c];
+  }
+  tfq_free(nb);
+  q->head = 0;
+  q->alloc = na;
+  return 0;
+}
+
+/* Copies row `row` of the source into ring slot `slot`.  For boxed components the attempt's
+ * pre-made element tensors (or, for a single enqueue, a new reference to the component) move in. */
+static void slot_fill(tfq_queue *q, int64_t slot, const tfq__attempt *a, int64_t row) {
+  for (size_t c = 0; c < q->spec->n; c++) {
+    tfq__store *s = &q->st[c];
+    if (s->dense) {
+      const char *src = a->src->c[c]->data;
+      memcpy(s->bytes + (size_t)slot * s->row_bytes, src + (size_t)row * s->row_bytes,
+             s->row_bytes);
+    } else if (a->boxed_src) {
+      tfq_tensor **bs = &a->boxed_src[c * (size_t)a->stride + (size_t)row];
+      s->refs[slot] = *bs;
+      *bs = NULL;
+    } else {
+      s->refs[slot] = tfq_tensor_ref(a->src->c[c]);
+    }
+  }
+}
+
+/* Moves ring slot `slot` into row `row` of the attempt's destination. */
+static void slot_take(tfq_queue *q, int64_t slot, tfq__attempt *a, int64_t row) {
+  for (size_t c = 0; c < q->spec->n; c++) {
+    tfq__store *s = &q->st[c];
+    if (s->dense)
+      memcpy((char *)a->dst->c[c]->data + (size_t)row * s->row_bytes,
+             s->bytes + (size_t)slot * s->row_bytes, s->row_bytes);
+    else
+      a->boxed_dst[c * (size_t)a->stride + (size_t)row] = s->refs[slot];
+  }
+}
+
+/* Writes row `row` of the attempt's destination back into ring slot `slot` (restores). */
+static void slot_restore(tfq_queue *q, int64_t slot, tfq__attempt *a, int64_t row) {
+  for (size_t c = 0; c < q->spec->n; c++) {
+    tfq__store *s = &q->st[c];
+    if (s->dense) {
+      memcpy(s->bytes + (size_t)slot * s->row_bytes,
+             (char *)a->dst->c[c]->data + (size_t)row * s->row_bytes, s->row_bytes);
+    } else {
+      tfq_tensor **b = &a->boxed_dst[c * (size_t)a->stride + (size_t)row];
+      s->refs[slot] = *b;
+      *b = NULL;
+    }
+  }
+}
+
+/* Puts a pending dequeue's partial batch back at the front, in its original order (FIFO rule of
+ * TF's close; tfq also applies it to cancelled and timed-out dequeues so nothing is lost).
+ * Room is guaranteed: `held` rows are always reserved. */
+static void restore_partial(tfq_queue *q, tfq__attempt *a) {
+  for (int64_t r = a->done_rows - 1; r >= 0; r--) {
+    q->head = q->head == 0 ? q->alloc - 1 : q->head - 1;
+    slot_restore(q, q->head, a, r);
+    q->count++;
+  }
+  q->held -= a->done_rows;
+  a->done_rows = 0;
+}
+
+/* ---- attempt lists ---- */
+
+static void list_append(tfq__attempt **head, tfq__attempt **tail, tfq__attempt *a) {
+  a->next = NULL;
+  a->prev = *tail;
+  if (*tail)
+    (*tail)->next = a;
+  else
+    *head = a;
+  *tail = a;
+  a->linked = 1;
+}
+
+static void list_remove(tfq__attempt **head, tfq__attempt **tail, tfq__attempt *a) {
+  if (a->prev)
+    a->prev->next = a->next;
+  else
+    *head = a->next;
+  if (a->next)
+    a->next->prev = a->prev;
+  else
+    *tail = a->prev;
+  a->linked = 0;
+}
+
+static void unlink_attempt(tfq_queue *q, tfq__attempt *a) {
+  if (!a->linked) return;
+  if (a->kind == ATT_DEQUEUE)
+    list_remove(&q->d_head, &q->d_tail, a);
+  else
+    list_remove(&q->e_head, &q->e_tail, a);
+}
+
+/* Completes `a` (queue mutex held): unlink, wake the owner if it sleeps, publish.  Nothing may
+ * touch `a` after the final store. */
+static void complete(tfq_queue *q, tfq__attempt *a, tfq__result res) {
+  unlink_attempt(q, a);
+  a->res = res;
+  if (a->sleeping && pthread_cond_signal(&a->cv)) abort();
+  atomic_store_explicit(&a->state, 1, memory_order_release);
+}
+
+enum { STEP_NONE, STEP_PROGRESS, STEP_COMPLETE };
+
+static int step_enqueue(tfq_queue *q, tfq__attempt *a) {
+  if (q->closed) {
+    complete(q, a, RES_CLOSED);
+    return STEP_COMPLETE;
+  }
+  int64_t before = a->done_rows;
+  while (a->done_rows < a->total && q->count < q->capacity) {
+    if (q->count + q->held >= q->alloc && ring_reserve(q, q->count + q->held + 1)) {
+      complete(q, a, RES_OOM);
+      return STEP_COMPLETE;
+    }
+    slot_fill(q, ring_idx(q, q->count), a, a->done_rows);
+    q->count++;
+    a->done_rows++;
+  }
+  if (a->done_rows == a->total) {
+    complete(q, a, RES_OK);
+    return STEP_COMPLETE;
+  }
+  return a->done_rows > before ? STEP_PROGRESS : STEP_NONE;
+}
+
+static int step_close(tfq_queue *q, tfq__attempt *a) {
+  if (q->closed) {
+    complete(q, a, RES_ALREADY_CLOSED);
+  } else {
+    q->closed = 1;
+    complete(q, a, RES_OK);
+  }
+  return STEP_COMPLETE;
+}
+
+static int step_dequeue(tfq_queue *q, tfq__attempt *a) {
+  int64_t remaining = a->total - a->done_rows;
+  if (q->closed && q->count < remaining) {
+    int64_t size_before = q->count;
+    restore_partial(q, a);
+    if (a->up_to && q->count > 0) {
+      a->total = q->count; /* completes below in this same step */
+    } else {
+      a->res_requested = remaining;
+      a->res_size = size_before; /* TF reports the size before the restore [S!] */
+      complete(q, a, RES_INSUFFICIENT);
+      return STEP_COMPLETE;
+    }
+  }
+  int64_t before = a->done_rows;
+  while (a->done_rows < a->total && q->count > 0) {
+    slot_take(q, q->head, a, a->done_rows);
+    q->head = q->head + 1 == q->alloc ? 0 : q->head + 1;
+    q->count--;
+    q->held++;
+    a->done_rows++;
+  }
+  if (a->done_rows == a->total) {
+    q->held -= a->done_rows;
+    complete(q, a, RES_OK);
+    return STEP_COMPLETE;
+  }
+  return a->done_rows > before ? STEP_PROGRESS : STEP_NONE;
+}
+
+static int run_side(tfq_queue *q, int enq_side) {
+  int progress = 0;
+  for (;;) {
+    tfq__attempt *a = enq_side ? q->e_head : q->d_head;
+    if (!a) return progress;
+    int r = a->kind == ATT_ENQUEUE ? step_enqueue(q, a)
+            : a->kind == ATT_CLOSE ? step_close(q, a)
+                                   : step_dequeue(q, a);
+    if (r == STEP_COMPLETE) {
+      progress = 1;
+      continue;
+    }
+    return progress | (r == STEP_PROGRESS);
+  }
+}
+
+static void flush(tfq_queue *q) {
+  for (;;) {
+    int p = run_side(q, 1);
+    p |= run_side(q, 0);
+    if (!p) return;
+  }
+}
+
+/* Cancels a pending attempt (mutex held): its partial batch goes back, it completes with `why`,
+ * and the queue is flushed so the attempts behind it can run. */
+static void cancel_attempt_locked(tfq_queue *q, tfq__attempt *a, tfq__result why) {
+  if (a->kind == ATT_DEQUEUE) restore_partial(q, a);
+  complete(q, a, why);
+  flush(q);
+}
+
+/* ---- running an attempt from its owner's thread ---- */
+
+static void attempt_init(tfq__attempt *a, tfq__att_kind kind) {
+  memset(a, 0, sizeof *a);
+  a->kind = kind;
+  atomic_init(&a->state, 0);
+}
+
+/* Appends `a`, flushes, and waits for completion (spin, then sleep), honouring the deadline. */
+static void run_attempt(tfq_queue *q, tfq__attempt *a, tfq_cancel *cancel, int64_t timeout_us) {
+  if (cancel_register(cancel, q, a)) {
+    a->res = a->kind == ATT_DEQUEUE ? RES_DEQ_CANCELLED : RES_ENQ_CANCELLED;
+    return;
+  }
+  int64_t deadline = timeout_us >= 0 ? tfq__now_ns() + timeout_us * 1000 : -1;
+  tfq__lock(&q->mu);
+  if (a->kind == ATT_DEQUEUE)
+    list_append(&q->d_head, &q->d_tail, a);
+  else
+    list_append(&q->e_head, &q->e_tail, a);
+  flush(q);
+  if (atomic_load_explicit(&a->state, memory_order_relaxed)) {
+    tfq__unlock(&q->mu);
+    goto done;
+  }
+  if (timeout_us == 0) {
+    cancel_attempt_locked(q, a, RES_DEADLINE);
+    tfq__unlock(&q->mu);
+    goto done;
+  }
+  tfq__unlock(&q->mu);
+  for (int i = 0; i < SPIN_ITERS; i++) {
+    if (atomic_load_explicit(&a->state, memory_order_acquire)) goto done;
+    CPU_RELAX();
+  }
+  tfq__lock(&q->mu);
+  if (!atomic_load_explicit(&a->state, memory_order_relaxed)) {
+    pthread_condattr_t ca;
+    if (pthread_condattr_init(&ca) || pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) ||
+        pthread_cond_init(&a->cv, &ca))
+      abort();
+    pthread_condattr_destroy(&ca);
+    a->sleeping = 1;
+    while (!atomic_load_explicit(&a->state, memory_order_relaxed)) {
+      if (deadline < 0) {
+        if (pthread_cond_wait(&a->cv, &q->mu)) abort();
+      } else {
+        struct timespec ts = {(time_t)(deadline / 1000000000LL), (long)(deadline % 1000000000LL)};
+        int rc = pthread_cond_timedwait(&a->cv, &q->mu, &ts);
+        if (rc == ETIMEDOUT && !atomic_load_explicit(&a->state, memory_order_relaxed)) {
+          a->sleeping = 0;
+          cancel_attempt_locked(q, a, RES_DEADLINE);
+        } else if (rc && rc != ETIMEDOUT) {
+          abort();
+        }
+      }
+    }
+    a->sleeping = 0;
+    pthread_cond_destroy(&a->cv);
+  }
+  tfq__unlock(&q->mu);
+done:
+  atomic_thread_fence(memory_order_acquire);
+  cancel_unregister(cancel, a);
+}
+
+static tfq_code result_status(tfq_queue *q, const tfq__attempt *a, const char *op_dequeue,
+                              tfq_status *st) {
+  switch (a->res) {
+    case RES_OK: tfq_status_clear(st); return TFQ_OK;
+    case RES_CLOSED:
+      return tfq_status_set(st, TFQ_CANCELLED, "%s '%s' is closed.", tfq_queue_kind_name(q->kind),
+                            q->name);
+    case RES_ALREADY_CLOSED:
+      return tfq_status_set(st, TFQ_CANCELLED, "Queue '%s' is already closed.", q->name);
+    case RES_ENQ_CANCELLED:
+      return tfq_status_set(st, TFQ_CANCELLED, "Enqueue operation was cancelled");
+    case RES_DEQ_CANCELLED:
+      return tfq_status_set(st, TFQ_CANCELLED, "Dequeue operation was cancelled");
+    case RES_INSUFFICIENT:
+      return tfq_status_set(st, TFQ_OUT_OF_RANGE,
+                            "%s '%s' is closed and has insufficient elements (requested %lld, "
+                            "current size %lld)",
+                            tfq_queue_kind_name(q->kind), q->name, (long long)a->res_requested,
+                            (long long)a->res_size);
+    case RES_DEADLINE:
+      return tfq_status_set(st, TFQ_DEADLINE_EXCEEDED, "Timed out waiting for notification");
+    case RES_OOM:
+      return tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "out of memory in %s '%s'%s",
+                            tfq_queue_kind_name(q->kind), q->name, op_dequeue);
+  }
+  return tfq_status_set(st, TFQ_INTERNAL, "unknown queue result");
+}
+
+/* ---- construction ---- */
+
+static atomic_long g_queue_counter;
+
+static void queue_destroy(tfq_queue *q) {
+  if (q->st) {
+    for (int64_t i = 0; i < q->count; i++) {
+      int64_t slot = ring_idx(q, i);
+      for (size_t c = 0; c < q->spec->n; c++)
+        if (!q->st[c].dense && q->st[c].refs) tfq_tensor_free(q->st[c].refs[slot]);
+    }
+    for (size_t c = 0; c < q->spec->n; c++) {
+      tfq_free(q->st[c].bytes);
+      tfq_free(q->st[c].refs);
+    }
+    tfq_free(q->st);
+  }
+  tfq_spec_free(q->spec);
+  tfq_free(q->name);
+  pthread_mutex_destroy(&q->mu);
+  tfq_free(q);
+}
+
+tfq_code tfq_queue_new(tfq_queue_kind kind, const tfq_spec *spec, const tfq_queue_options *opts,
+                       tfq_queue **out, tfq_status *st) {
+  *out = NULL;
+  if (kind != TFQ_QUEUE_FIFO)
+    return tfq_status_set(st, TFQ_UNIMPLEMENTED, "%s is not provided by this version of tfq",
+                          tfq_queue_kind_name(kind));
+  if (!spec || spec->n == 0)
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "a queue needs at least one component");
+  size_t nshaped = 0;
+  for (size_t i = 0; i < spec->n; i++) nshaped += spec->c[i].rank != TFQ_UNKNOWN_RANK;
+  char text[TFQ__MSG_CAP];
+  tfq__buf b = {text, sizeof text, 0};
+  if (nshaped != 0 && nshaped != spec->n) {
+    tfq__buf_printf(&b, "Different number of component types.  Types: ");
+    tfq__buf_spec_dtypes(&b, spec);
+    tfq__buf_printf(&b, ", Shapes: ");
+    tfq__buf_spec_shapes(&b, spec);
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "%s", text);
+  }
+  for (size_t i = 0; i < spec->n; i++)
+    if (nshaped && !tfq__comp_fully_defined(&spec->c[i])) {
+      tfq__buf_printf(&b, "All shapes must be fully defined: ");
+      tfq__buf_spec_shapes(&b, spec);
+      return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "%s", text);
+    }
+
+  tfq_queue *q = tfq__calloc(1, sizeof *q);
+  if (!q) return TFQ__OOM(st);
+  if (tfq__mutex_init(&q->mu)) {
+    tfq_free(q);
+    return TFQ__OOM(st);
+  }
+  atomic_init(&q->refs, 1);
+  q->kind = kind;
+  int64_t cap = opts ? opts->capacity : -1;
+  q->capacity = cap < 0 ? TFQ_UNBOUNDED_CAPACITY : cap;
+  q->shaped = nshaped == spec->n;
+  tfq_code c = tfq__spec_copy(spec, &q->spec, st);
+  if (c) {
+    pthread_mutex_destroy(&q->mu);
+    tfq_free(q);
+    return c;
+  }
+  if (opts && opts->shared_name) {
+    q->name = tfq__strdup(opts->shared_name);
+  } else {
+    const char *op = opts && opts->name ? opts->name : kind_op_name(kind);
+    long n = atomic_fetch_add(&g_queue_counter, 1);
+    size_t len = strlen(op) + 32;
+    q->name = tfq_malloc(len);
+    if (q->name) snprintf(q->name, len, "_%ld_%s", n, op);
+  }
+  q->st = tfq__calloc(spec->n, sizeof(tfq__store));
+  if (!q->name || !q->st) {
+    queue_destroy(q);
+    return TFQ__OOM(st);
+  }
+  for (size_t i = 0; i < spec->n; i++) {
+    const tfq__comp *k = &spec->c[i];
+    if (q->shaped && k->dtype != TFQ_STRING) {
+      size_t n = tfq_dtype_size(k->dtype);
+      for (int d = 0; d < k->rank; d++) n *= (size_t)k->dims[d];
+      q->st[i].dense = 1;
+      q->st[i].row_bytes = n;
+    }
+  }
+  int64_t first = q->capacity < INITIAL_ALLOC ? q->capacity : INITIAL_ALLOC;
+  if (first > 0 && ring_reserve(q, first)) {
+    queue_destroy(q);
+    return TFQ__OOM(st);
+  }
+  *out = q;
+  tfq_status_clear(st);
+  return TFQ_OK;
+}
+
+tfq_code tfq_fifo_queue_new(const tfq_spec *spec, int64_t capacity, const char *name,
+                            tfq_queue **out, tfq_status *st) {
+  tfq_queue_options o = {.capacity = capacity, .name = (char *)name};
+  return tfq_queue_new(TFQ_QUEUE_FIFO, spec, &o, out, st);
+}
+
+tfq_queue *tfq_queue_ref(tfq_queue *q) {
+  atomic_fetch_add_explicit(&q->refs, 1, memory_order_relaxed);
+  return q;
+}
+
+void tfq_queue_free(tfq_queue *q) {
+  if (!q) return;
+  if (atomic_fetch_sub_explicit(&q->refs, 1, memory_order_acq_rel) != 1) return;
+  assert(!q->e_head && !q->d_head);
+  queue_destroy(q);
+}
+
+tfq_queue_kind tfq_queue_get_kind(const tfq_queue *q) { return q->kind; }
+const char *tfq_queue_name(const tfq_queue *q) { return q->name; }
+int64_t tfq_queue_capacity(const tfq_queue *q) { return q->capacity; }
+const tfq_spec *tfq_queue_spec(const tfq_queue *q) { return q->spec; }
+
+int64_t tfq_queue_size(tfq_queue *q) {
+  tfq__lock(&q->mu);
+  int64_t n = q->count;
+  tfq__unlock(&q->mu);
+  return n;
+}
+
+int tfq_queue_is_closed(tfq_queue *q) {
+  tfq__lock(&q->mu);
+  int c = q->closed;
+  tfq__unlock(&q->mu);
+  return c;
+}
+
+/* ---- validation (outside the lock, TF's messages) ---- */
+
+static tfq_code validate_tuple(tfq_queue *q, const tfq_tuple *t, int many, tfq_status *st) {
+  const tfq_spec *s = q->spec;
+  if (!t || t->n != s->n)
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                          "Wrong number of components in tuple. Expected %zu, got %zu", s->n,
+                          t ? t->n : (size_t)0);
+  for (size_t i = 0; i < s->n; i++) {
+    if (!t->c[i])
+      return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "tuple component %zu is not set", i);
+    if (t->c[i]->dtype != s->c[i].dtype)
+      return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                            "Type mismatch in tuple component %zu. Expected %s, got %s", i,
+                            tfq_dtype_name(s->c[i].dtype), tfq_dtype_name(t->c[i]->dtype));
+  }
+  if (many)
+    for (size_t i = 0; i < s->n; i++)
+      if (t->c[i]->rank < 1)
+        return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                              "Shape must be at least rank 1 but is rank 0 (component %zu of an "
+                              "enqueue_many is sliced along dimension 0)",
+                              i);
+  int64_t batch = many ? t->c[0]->dims[0] : 0;
+  for (size_t i = 0; i < s->n; i++) {
+    const tfq__comp *k = &s->c[i];
+    const tfq_tensor *x = t->c[i];
+    if (k->rank == TFQ_UNKNOWN_RANK) {
+      if (many && x->dims[0] != batch)
+        return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                              "All input tensors must have the same size in the 0th dimension. "
+                              "Component %zu has %lld, and should have %lld",
+                              i, (long long)x->dims[0], (long long)batch);
+      continue;
+    }
+    int64_t want[TFQ_MAX_RANK + 1];
+    int wr = 0;
+    if (many) want[wr++] = batch;
+    for (int d = 0; d < k->rank; d++) want[wr++] = k->dims[d];
+    int same = x->rank == wr;
+    for (int d = 0; same && d < wr; d++) same = x->dims[d] == want[d];
+    if (!same) {
+      char e[TFQ__MSG_CAP / 2], g[TFQ__MSG_CAP / 2];
+      tfq__buf be = {e, sizeof e, 0}, bg = {g, sizeof g, 0};
+      tfq__buf_shape(&be, want, wr);
+      tfq__buf_shape(&bg, x->dims, x->rank);
+      return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                            "Shape mismatch in tuple component %zu. Expected %s, got %s", i, e, g);
+    }
+  }
+  return TFQ_OK;
+}
+
+/* Slices row `row` of `src` (rank >= 1) into a new element tensor. */
+static tfq_code slice_row(const tfq_tensor *src, int64_t row, tfq_tensor **out, tfq_status *st) {
+  tfq_code c = tfq__tensor_alloc(src->dtype, src->dims + 1, src->rank - 1, 0, out, st);
+  if (c) return c;
+  int64_t per = (*out)->nelems;
+  if (src->dtype == TFQ_STRING) {
+    const tfq__str *s = tfq__strs(src) + row * per;
+    for (int64_t i = 0; i < per; i++)
+      if (tfq__tensor_put_string(*out, i, s[i].p, s[i].len)) {
+        tfq_tensor_free(*out);
+        *out = NULL;
+        return TFQ__OOM(st);
+      }
+  } else if ((*out)->nbytes) {
+    memcpy((*out)->data, (const char *)src->data + (size_t)row * (*out)->nbytes, (*out)->nbytes);
+  }
+  return TFQ_OK;
+}
+
+static void free_boxed(tfq_tensor **b, size_t n) {
+  if (!b) return;
+  for (size_t i = 0; i < n; i++) tfq_tensor_free(b[i]);
+  tfq_free(b);
+}
+
+/* ---- enqueue ---- */
+
+static tfq_code do_enqueue(tfq_queue *q, const tfq_tuple *t, int many, tfq_cancel *cancel,
+                           int64_t timeout_us, tfq_status *st) {
+  tfq_code c = validate_tuple(q, t, many, st);
+  if (c) return c;
+  tfq__attempt a;
+  attempt_init(&a, ATT_ENQUEUE);
+  a.src = t;
+  a.many = many;
+  a.total = many ? t->c[0]->dims[0] : 1;
+  a.stride = a.total;
+  if (many && a.total == 0) { /* TF: succeeds without looking at the queue, even when closed */
+    tfq_status_clear(st);
+    return TFQ_OK;
+  }
+  size_t ncomp = q->spec->n;
+  int any_boxed = 0;
+  for (size_t i = 0; i < ncomp; i++) any_boxed |= !q->st[i].dense;
+  if (many && any_boxed) {
+    /* Split boxed components into element tensors now, outside the lock. */
+    size_t n;
+    if (!tfq__mul_ok(ncomp, (size_t)a.total, &n) ||
+        !(a.boxed_src = tfq__calloc(n, sizeof(tfq_tensor *))))
+      return TFQ__OOM(st);
+    for (size_t i = 0; i < ncomp; i++) {
+      if (q->st[i].dense) continue;
+      for (int64_t r = 0; r < a.total; r++) {
+        c = slice_row(t->c[i], r, &a.boxed_src[i * (size_t)a.stride + (size_t)r], st);
+        if (c) {
+          free_boxed(a.boxed_src, n);
+          return c;
+        }
+      }
+    }
+  }
+  run_attempt(q, &a, cancel, timeout_us);
+  if (a.boxed_src) free_boxed(a.boxed_src, ncomp * (size_t)a.stride); /* rows not inserted */
+  return result_status(q, &a, "", st);
+}
+
+tfq_code tfq_queue_enqueue(tfq_queue *q, const tfq_tuple *elem, tfq_cancel *cancel,
+                           int64_t timeout_us, tfq_status *st) {
+  return do_enqueue(q, elem, 0, cancel, timeout_us, st);
+}
+
+tfq_code tfq_queue_enqueue_many(tfq_queue *q, const tfq_tuple *batch, tfq_cancel *cancel,
+                                int64_t timeout_us, tfq_status *st) {
+  return do_enqueue(q, batch, 1, cancel, timeout_us, st);
+}
+
+/* ---- dequeue ---- */
+
+/* Builds batch component `c` of `rows` rows from boxed element tensors (owner thread, no lock).
+ * Element tensors all have the declared shape (validated at enqueue). */
+static tfq_code assemble_boxed(tfq_queue *q, size_t c, tfq_tensor **elems, int64_t rows,
+                               int many, tfq_tensor **out, tfq_status *st) {
+  if (!many) {
+    *out = elems[0];
+    elems[0] = NULL;
+    return TFQ_OK;
+  }
+  const tfq__comp *k = &q->spec->c[c];
+  int64_t dims[TFQ_MAX_RANK + 1];
+  dims[0] = rows;
+  memcpy(dims + 1, k->dims, (size_t)k->rank * sizeof(int64_t));
+  tfq_code rc = tfq__tensor_alloc(k->dtype, dims, k->rank + 1, 0, out, st);
+  if (rc) return rc;
+  int64_t per = rows ? (*out)->nelems / rows : 0;
+  for (int64_t r = 0; r < rows; r++) {
+    const tfq_tensor *e = elems[r];
+    if (k->dtype == TFQ_STRING) {
+      for (int64_t i = 0; i < per; i++) {
+        const tfq__str *s = &tfq__strs(e)[i];
+        if (tfq__tensor_put_string(*out, r * per + i, s->p, s->len)) {
+          tfq_tensor_free(*out);
+          *out = NULL;
+          return TFQ__OOM(st);
+        }
+      }
+    } else {
+      memcpy((char *)(*out)->data + (size_t)r * e->nbytes, e->data, e->nbytes);
+    }
+  }
+  return TFQ_OK;
+}
+
+static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tuple **out,
+                           tfq_cancel *cancel, int64_t timeout_us, tfq_status *st) {
+  *out = NULL;
+  const char *opname = up_to ? "DequeueUpToOp" : "DequeueManyOp";
+  if (many) {
+    if (n < 0)
+      return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "%s requested %lld < 0 elements", opname,
+                            (long long)n);
+    if (!q->shaped)
+      return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                            "%s's DequeueMany and DequeueUpTo require the components to have "
+                            "specified shapes.",
+                            tfq_queue_kind_name(q->kind));
+  } else {
+    n = 1;
+  }
+  size_t ncomp = q->spec->n;
+  tfq_tuple *dst;
+  tfq_code c = tfq_tuple_new(ncomp, &dst, st);
+  if (c) return c;
+  int any_boxed = 0;
+  /* Dense destinations are allocated now, outside the lock, with n rows. */
+  for (size_t i = 0; i < ncomp; i++) {
+    if (!q->st[i].dense) {
+      any_boxed = 1;
+      continue;
+    }
+    const tfq__comp *k = &q->spec->c[i];
+    int64_t dims[TFQ_MAX_RANK + 1];
+    int r = 0;
+    if (many) dims[r++] = n;
+    for (int d = 0; d < k->rank; d++) dims[r++] = k->dims[d];
+    c = tfq__tensor_alloc(k->dtype, dims, r, 0, &dst->c[i], st);
+    if (c) {
+      tfq_tuple_free(dst);
+      return c;
+    }
+  }
+  if (many && n == 0) { /* TF: empty [0]+shape tensors at once, closed or not */
+    for (size_t i = 0; i < ncomp; i++)
+      if (!dst->c[i] && (c = assemble_boxed(q, i, NULL, 0, 1, &dst->c[i], st))) {
+        tfq_tuple_free(dst);
+        return c;
+      }
+    *out = dst;
+    tfq_status_clear(st);
+    return TFQ_OK;
+  }
+  tfq__attempt a;
+  attempt_init(&a, ATT_DEQUEUE);
+  a.many = many;
+  a.up_to = up_to;
+  a.total = n;
+  a.stride = n;
+  a.dst = dst;
+  size_t nb = 0;
+  if (any_boxed) {
+    if (!tfq__mul_ok(ncomp, (size_t)n, &nb) ||
+        !(a.boxed_dst = tfq__calloc(nb, sizeof(tfq_tensor *)))) {
+      tfq_tuple_free(dst);
+      return TFQ__OOM(st);
+    }
+  }
+  run_attempt(q, &a, cancel, timeout_us);
+  c = result_status(q, &a, "", st);
+  if (c == TFQ_OK) {
+    int64_t rows = a.total; /* dequeue_up_to on a closed queue may deliver fewer than n */
+    for (size_t i = 0; i < ncomp; i++) {
+      if (q->st[i].dense) {
+        if (many && rows != n) {
+          tfq_tensor *t = dst->c[i];
+          t->dims[0] = rows;
+          t->nelems = rows * (n ? t->nelems / n : 0);
+          t->nbytes = (size_t)t->nelems * tfq_dtype_size(t->dtype);
+        }
+      } else {
+        c = assemble_boxed(q, i, a.boxed_dst + i * (size_t)n, rows, many, &dst->c[i], st);
+        if (c) break; /* out of memory after the elements left the queue */
+      }
+    }
+  }
+  if (a.boxed_dst) free_boxed(a.boxed_dst, nb);
+  if (c) {
+    tfq_tuple_free(dst);
+    return c;
+  }
+  *out = dst;
+  return TFQ_OK;
+}
+
+tfq_code tfq_queue_dequeue(tfq_queue *q, tfq_tuple **out, tfq_cancel *cancel, int64_t timeout_us,
+                           tfq_status *st) {
+  return do_dequeue(q, 1, 0, 0, out, cancel, timeout_us, st);
+}
+
+tfq_code tfq_queue_dequeue_many(tfq_queue *q, int64_t n, tfq_tuple **out, tfq_cancel *cancel,
+                                int64_t timeout_us, tfq_status *st) {
+  return do_dequeue(q, n, 1, 0, out, cancel, timeout_us, st);
+}
+
+tfq_code tfq_queue_dequeue_up_to(tfq_queue *q, int64_t n, tfq_tuple **out, tfq_cancel *cancel,
+                                 int64_t timeout_us, tfq_status *st) {
+  return do_dequeue(q, n, 1, 1, out, cancel, timeout_us, st);
+}
+
+/* ---- close ---- */
+
+tfq_code tfq_queue_close(tfq_queue *q, int cancel_pending_enqueues, tfq_cancel *cancel,
+                         int64_t timeout_us, tfq_status *st) {
+  if (cancel_pending_enqueues) {
+    tfq__lock(&q->mu);
+    q->closed = 1;
+    while (q->e_head) complete(q, q->e_head, RES_ENQ_CANCELLED);
+    flush(q);
+    tfq__unlock(&q->mu);
+    tfq_status_clear(st);
+    return TFQ_OK;
+  }
+  tfq__attempt a;
+  attempt_init(&a, ATT_CLOSE);
+  run_attempt(q, &a, cancel, timeout_us);
+  return result_status(q, &a, "", st);
+}

@@ -1,0 +1,113 @@
+/* Private declarations of the queue engine (src/queues).  The engine reproduces TensorFlow's
+ * QueueBase: two ordered lists of pending attempts (E: enqueue, enqueue_many, non-cancelling
+ * close; D: the dequeue family) served head-of-line, flushed after every change.
+ *
+ * Memory model: an attempt lives on its owner's stack.  It is linked into E or D under the queue
+ * mutex; whoever completes it (the owner, or another thread's flush, or a cancel trigger) unlinks
+ * it, signals its condition variable if the owner sleeps, and then publishes `state` with a
+ * release store, after which it never touches the attempt again.  The owner may therefore spin on
+ * `state` without the lock and return as soon as it reads DONE. */
+#ifndef TFQ_QUEUE_INTERNAL_H
+#define TFQ_QUEUE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "../core/core_internal.h"
+
+typedef enum {
+  ATT_ENQUEUE,
+  ATT_CLOSE,
+  ATT_DEQUEUE
+} tfq__att_kind;
+
+/* Why an attempt completed, formatted by its owner into its own status. */
+typedef enum {
+  RES_OK = 0,
+  RES_CLOSED,         /* CANCELLED "<Kind> '<name>' is closed." */
+  RES_ALREADY_CLOSED, /* CANCELLED "Queue '<name>' is already closed." */
+  RES_ENQ_CANCELLED,  /* CANCELLED "Enqueue operation was cancelled" */
+  RES_DEQ_CANCELLED,  /* CANCELLED "Dequeue operation was cancelled" */
+  RES_INSUFFICIENT,   /* OUT_OF_RANGE "... insufficient elements (requested r, current size s)" */
+  RES_DEADLINE,       /* DEADLINE_EXCEEDED "Timed out waiting for notification" */
+  RES_OOM             /* RESOURCE_EXHAUSTED */
+} tfq__result;
+
+typedef struct tfq__attempt tfq__attempt;
+typedef struct tfq__cancel_reg tfq__cancel_reg;
+
+struct tfq__cancel_reg {
+  tfq__cancel_reg *prev, *next;
+  tfq_queue *q;
+  tfq__attempt *att;
+};
+
+struct tfq__attempt {
+  tfq__attempt *prev, *next;
+  tfq__att_kind kind;
+  int many;    /* dequeue_many/up_to or enqueue_many: rows along dim 0 */
+  int up_to;   /* dequeue_up_to */
+  int linked;  /* in E or D */
+  /* enqueue: source rows (a tuple; for boxed components of an enqueue_many, pre-split element
+   * tensors in `boxed_src`). */
+  const tfq_tuple *src;
+  tfq_tensor **boxed_src; /* [ncomp][total] row-major by component, or NULL */
+  /* dequeue: destination.  Dense components write rows of `dst` tensors; boxed components fill
+   * boxed_dst[c * total + row] with element tensors. */
+  tfq_tuple *dst;
+  tfq_tensor **boxed_dst;
+  int64_t total;      /* rows wanted (1 for single ops); up_to may lower it at close */
+  int64_t stride;     /* rows the boxed_src/boxed_dst arrays were made for */
+  int64_t done_rows;  /* rows inserted / taken so far */
+  /* result */
+  tfq__result res;
+  int64_t res_requested, res_size;
+  int sleeping;
+  pthread_cond_t cv;
+  atomic_int state; /* 0 pending, 1 done */
+  tfq__cancel_reg reg;
+};
+
+/* Per component storage on the ring. */
+typedef struct tfq__store {
+  int dense;         /* fixed-size numeric rows copied in and out */
+  size_t row_bytes;  /* dense: bytes per element */
+  char *bytes;       /* dense: alloc * row_bytes */
+  tfq_tensor **refs; /* boxed: alloc element tensors */
+} tfq__store;
+
+struct tfq_queue {
+  atomic_long refs;
+  tfq_queue_kind kind;
+  tfq_spec *spec;
+  char *name;
+  int64_t capacity;
+  int shaped; /* every component has a declared shape */
+  pthread_mutex_t mu;
+  int closed;
+  /* ring */
+  int64_t head, count, alloc;
+  int64_t held; /* rows held in pending dequeue partial batches (restore room) */
+  tfq__store *st;
+  /* attempt lists */
+  tfq__attempt *e_head, *e_tail, *d_head, *d_tail;
+};
+
+struct tfq_cancel {
+  pthread_mutex_t mu;
+  atomic_int triggered;
+  tfq__cancel_reg *regs;
+};
+
+struct tfq_queue_options {
+  int64_t capacity;
+  char *name, *shared_name, *container;
+  int64_t min_after_dequeue, seed, seed2;
+};
+
+/* Mutex helpers: a failure is a bug (R11), so abort. */
+void tfq__lock(pthread_mutex_t *m);
+void tfq__unlock(pthread_mutex_t *m);
+tfq_code tfq__mutex_init(pthread_mutex_t *m);
+
+#endif
