@@ -12,8 +12,10 @@
 #define TFQ_TFQ_H
 
 #include <tfq/alloc.h>
+#include <tfq/csv.h>
 #include <tfq/export.h>
 #include <tfq/queue.h>
+#include <tfq/reader.h>
 #include <tfq/status.h>
 #include <tfq/tensor.h>
 #include <tfq/version.h>
