@@ -113,9 +113,19 @@ TFQ_API tfq_code tfq_queue_options_set_shared_name(tfq_queue_options *o, const c
 TFQ_API tfq_code tfq_queue_options_set_container(tfq_queue_options *o, const char *container,
                                                  tfq_status *st) TFQ_WARN_UNUSED;
 
-/* RandomShuffleQueue only.  Since: 0.1 */
+/* RandomShuffleQueue: dequeues wait while the queue is open and holds no more than `m`
+ * elements (0 <= m < capacity, checked at creation).  Since: 0.1 */
 TFQ_API void tfq_queue_options_set_min_after_dequeue(tfq_queue_options *o, int64_t m);
+
+/* RandomShuffleQueue: TF's op seeds.  (0, 0) (the default) seeds from the OS, so the order is
+ * not reproducible, as in TF.  Since: 0.1 */
 TFQ_API void tfq_queue_options_set_seeds(tfq_queue_options *o, int64_t seed, int64_t seed2);
+
+/* RandomShuffleQueue: nonzero draws positions with Philox4x32-10 laid out as TensorFlow does
+ * (`word % size`, one 32-bit word per draw), so that for the same seeds and the same
+ * single-threaded sequence of operations tfq yields the same order as TensorFlow.  The default
+ * (0) draws with PCG32 and unbiased bounded draws.  Since: 0.1 */
+TFQ_API void tfq_queue_options_set_tf_exact_order(tfq_queue_options *o, int on);
 
 /* ---- queues -------------------------------------------------------------------------------- */
 
@@ -236,6 +246,49 @@ TFQ_API tfq_code tfq_queue_dequeue_up_to(tfq_queue *q, int64_t n, tfq_tuple **ou
  * Since: 0.1 */
 TFQ_API tfq_code tfq_queue_close(tfq_queue *q, int cancel_pending_enqueues, tfq_cancel *cancel,
                                  int64_t timeout_us, tfq_status *st) TFQ_WARN_UNUSED;
+
+/* ---- the shared-name registry ----------------------------------------------------------------
+ * TF's resource manager for queues: (container, shared_name) names one queue, whatever its kind.
+ * A second open of the same name returns the same queue (a new reference), or fails with TF's
+ * InvalidArgument messages when the kind, capacity, min_after_dequeue, seeds (when the request
+ * gives any), dtypes or shapes differ:
+ *   "Expected FIFOQueue, found RandomShuffleQueueV2"
+ *   "Shared queue 'q' has capacity 10 but requested capacity was 15"
+ *   "Shared queue 'q' has min_after_dequeue 0 but requested min_after_dequeue was 5."
+ *   "Shared queue 'q' has random seeds (87654321, 12) but requested seeds are (87654321, 21)."
+ *   "Shared queue 'q' has component types float but requested component types were int32"
+ *   "Shared queue 'q' has component shapes [] but requested component shapes were [[1,1,2,3]]"
+ * (PaddingFIFOQueue compares shapes for compatibility, as TF.)  The registry holds a reference
+ * to every shared queue until it is cleared, as TF keeps a shared queue until its container is
+ * reset.  Thread-safety: any thread, concurrently. */
+typedef struct tfq_registry tfq_registry;
+
+/* The process-wide registry (never freed; tfq_registry_free() ignores it).  Since: 0.1 */
+TFQ_API tfq_registry *tfq_registry_default(void);
+
+/* A separate registry, e.g. one per simulated server.  Ownership: *out freed with
+ * tfq_registry_free(), which drops the registry's references.  Since: 0.1 */
+TFQ_API tfq_code tfq_registry_new(tfq_registry **out, tfq_status *st) TFQ_WARN_UNUSED;
+TFQ_API void tfq_registry_free(tfq_registry *r);
+
+/* Drops the registry's references to the queues of `container` ("" means "localhost"; NULL
+ * means every container), like tf.Session.reset(target, containers).  Queues still referenced
+ * elsewhere live on.  `r` NULL means the default registry.  Since: 0.1 */
+TFQ_API void tfq_registry_clear(tfq_registry *r, const char *container);
+
+/* Number of shared queues held.  Since: 0.1 */
+TFQ_API size_t tfq_registry_size(tfq_registry *r);
+
+/* Opens the queue named by the options' shared name in `container` (default "localhost") of
+ * registry `r` (NULL: the default registry), creating it with `kind`, `spec` and `opts` if it does
+ * not exist.  Without a shared name this is tfq_queue_new() (a private queue, never shared).
+ * @return TFQ_OK (*out is a new reference), TFQ_INVALID_ARGUMENT (a mismatch above; "shared_name
+ *         cannot start with '_':NAME"; "container contains invalid characters: C"; the checks of
+ *         tfq_queue_new()), TFQ_RESOURCE_EXHAUSTED.
+ * Ownership: *out released with tfq_queue_free().  Since: 0.1 */
+TFQ_API tfq_code tfq_queue_open(tfq_registry *r, tfq_queue_kind kind, const tfq_spec *spec,
+                                const tfq_queue_options *opts, tfq_queue **out,
+                                tfq_status *st) TFQ_WARN_UNUSED;
 
 TFQ_EXTERN_C_END
 

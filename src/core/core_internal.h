@@ -121,6 +121,16 @@ uint32_t tfq__pcg32_bounded(tfq__pcg32 *r, uint32_t bound);
 /* Uniform 64-bit draw in [0, bound), unbiased (bound > 0). */
 uint64_t tfq__pcg32_bounded64(tfq__pcg32 *r, uint64_t bound);
 
-/* Internal exports for the white-box tests (tests/unit link the static library). */
+/* ---- Philox4x32-10 with TensorFlow's layout (see philox.c) ---- */
+typedef struct tfq__philox {
+  uint32_t key[2], ctr[4], out[4];
+  int used;
+} tfq__philox;
+void tfq__philox_block(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
+void tfq__philox_seed(tfq__philox *p, uint64_t seed, uint64_t seed2);
+uint32_t tfq__philox_next(tfq__philox *p);
+
+/* 64 bits from the OS (getrandom), falling back to the clock. */
+uint64_t tfq__random64(void);
 
 #endif

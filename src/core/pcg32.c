@@ -2,6 +2,8 @@
  * by M. E. O'Neill (pcg-random.org, "PCG: A Family of Simple Fast Space-Efficient Statistically
  * Good Algorithms for Random Number Generation", 2014).  Checked against the published demo
  * output in tests/unit/test_core.c. */
+#include <sys/random.h>
+
 #include "core_internal.h"
 
 #define PCG_MULT 6364136223846793005ULL
@@ -38,4 +40,14 @@ uint64_t tfq__pcg32_bounded64(tfq__pcg32 *r, uint64_t bound) {
     uint64_t x = ((uint64_t)tfq__pcg32_next(r) << 32) | tfq__pcg32_next(r);
     if (x >= threshold) return x % bound;
   }
+}
+
+uint64_t tfq__random64(void) {
+  static atomic_ulong counter;
+  uint64_t v;
+  if (getrandom(&v, sizeof v, GRND_NONBLOCK) == (ssize_t)sizeof v) return v;
+  v = (uint64_t)tfq__now_ns() ^ ((uint64_t)atomic_fetch_add(&counter, 1) << 48);
+  tfq__pcg32 r;
+  tfq__pcg32_seed(&r, v, (uint64_t)(uintptr_t)&v);
+  return ((uint64_t)tfq__pcg32_next(&r) << 32) | tfq__pcg32_next(&r);
 }

@@ -114,6 +114,7 @@ void tfq_queue_options_set_seeds(tfq_queue_options *o, int64_t seed, int64_t see
   o->seed = seed;
   o->seed2 = seed2;
 }
+void tfq_queue_options_set_tf_exact_order(tfq_queue_options *o, int on) { o->tf_exact = on != 0; }
 
 /* ---- cancellation ---- */
 
@@ -285,17 +286,136 @@ static void slot_restore(tfq_queue *q, int64_t slot, tfq__attempt *a, int64_t ro
   }
 }
 
-/* Puts a pending dequeue's partial batch back at the front, in its original order (FIFO rule of
- * TF's close; tfq also applies it to cancelled and timed-out dequeues so nothing is lost).
+/* ---- per-kind storage disciplines ---- */
+
+/* PriorityQueue: component 0 is the int64 scalar priority. */
+static int64_t prio_key(const tfq_queue *q, int64_t logical) {
+  int64_t slot = ring_idx(q, logical);
+  const tfq__store *s = &q->st[0];
+  int64_t v;
+  if (s->dense)
+    memcpy(&v, s->bytes + (size_t)slot * 8, 8);
+  else
+    memcpy(&v, s->refs[slot]->data, 8);
+  return v;
+}
+
+static void swap_slots(tfq_queue *q, int64_t la, int64_t lb) {
+  int64_t a = ring_idx(q, la), b = ring_idx(q, lb);
+  for (size_t c = 0; c < q->spec->n; c++) {
+    tfq__store *s = &q->st[c];
+    if (s->dense) {
+      char *pa = s->bytes + (size_t)a * s->row_bytes, *pb = s->bytes + (size_t)b * s->row_bytes;
+      memcpy(q->swap_tmp, pa, s->row_bytes);
+      memcpy(pa, pb, s->row_bytes);
+      memcpy(pb, q->swap_tmp, s->row_bytes);
+    } else {
+      tfq_tensor *t = s->refs[a];
+      s->refs[a] = s->refs[b];
+      s->refs[b] = t;
+    }
+  }
+}
+
+/* Moves logical element `from` into logical slot `to` (the old `to` was taken). */
+static void move_slot(tfq_queue *q, int64_t from, int64_t to) {
+  if (from == to) return;
+  int64_t a = ring_idx(q, from), b = ring_idx(q, to);
+  for (size_t c = 0; c < q->spec->n; c++) {
+    tfq__store *s = &q->st[c];
+    if (s->dense)
+      memcpy(s->bytes + (size_t)b * s->row_bytes, s->bytes + (size_t)a * s->row_bytes,
+             s->row_bytes);
+    else
+      s->refs[b] = s->refs[a];
+  }
+}
+
+static void heap_up(tfq_queue *q, int64_t i) {
+  while (i > 0) {
+    int64_t p = (i - 1) / 2;
+    if (prio_key(q, i) >= prio_key(q, p)) return;
+    swap_slots(q, i, p);
+    i = p;
+  }
+}
+
+static void heap_down(tfq_queue *q, int64_t i) {
+  for (;;) {
+    int64_t l = 2 * i + 1, r = l + 1, m = i;
+    if (l < q->count && prio_key(q, l) < prio_key(q, m)) m = l;
+    if (r < q->count && prio_key(q, r) < prio_key(q, m)) m = r;
+    if (m == i) return;
+    swap_slots(q, i, m);
+    i = m;
+  }
+}
+
+/* Appends a row at the back (the storage discipline's insert).  Room must exist. */
+static void push_back_row(tfq_queue *q, const tfq__attempt *a, int64_t row, int restoring) {
+  int64_t slot = ring_idx(q, q->count);
+  if (restoring)
+    slot_restore(q, slot, (tfq__attempt *)a, row);
+  else
+    slot_fill(q, slot, a, row);
+  q->count++;
+  if (q->kind == TFQ_QUEUE_PRIORITY) heap_up(q, q->count - 1);
+}
+
+/* A random index of the pool: TF's `word % size` in TF-exact mode, an unbiased PCG32 draw
+ * otherwise. */
+static int64_t rsq_index(tfq_queue *q) {
+  if (q->tf_exact) return (int64_t)(tfq__philox_next(&q->philox) % (uint32_t)q->count);
+  return (int64_t)tfq__pcg32_bounded(&q->pcg, (uint32_t)q->count);
+}
+
+/* Takes one element into row `row` of the attempt (the storage discipline's remove). */
+static void take_row(tfq_queue *q, tfq__attempt *a, int64_t row) {
+  switch (q->kind) {
+    case TFQ_QUEUE_RANDOM_SHUFFLE: {
+      int64_t i = rsq_index(q);
+      slot_take(q, ring_idx(q, i), a, row);
+      move_slot(q, q->count - 1, i); /* swap-with-last, as TF */
+      q->count--;
+      break;
+    }
+    case TFQ_QUEUE_PRIORITY:
+      slot_take(q, ring_idx(q, 0), a, row);
+      move_slot(q, q->count - 1, 0);
+      q->count--;
+      if (q->count > 1) heap_down(q, 0);
+      break;
+    default:
+      slot_take(q, q->head, a, row);
+      q->head = q->head + 1 == q->alloc ? 0 : q->head + 1;
+      q->count--;
+      break;
+  }
+}
+
+/* Puts a pending dequeue's partial batch back.  FIFO/Padding: to the front in the original
+ * order (TF's close rule).  RandomShuffle: appended, last-taken first (TF).  Priority: back into
+ * the heap.  tfq also applies this to cancelled and timed-out dequeues so nothing is lost.
  * Room is guaranteed: `held` rows are always reserved. */
 static void restore_partial(tfq_queue *q, tfq__attempt *a) {
-  for (int64_t r = a->done_rows - 1; r >= 0; r--) {
-    q->head = q->head == 0 ? q->alloc - 1 : q->head - 1;
-    slot_restore(q, q->head, a, r);
-    q->count++;
+  if (q->kind == TFQ_QUEUE_FIFO || q->kind == TFQ_QUEUE_PADDING_FIFO) {
+    for (int64_t r = a->done_rows - 1; r >= 0; r--) {
+      q->head = q->head == 0 ? q->alloc - 1 : q->head - 1;
+      slot_restore(q, q->head, a, r);
+      q->count++;
+    }
+  } else {
+    for (int64_t r = a->done_rows - 1; r >= 0; r--) push_back_row(q, a, r, 1);
   }
   q->held -= a->done_rows;
   a->done_rows = 0;
+}
+
+/* Whether the head dequeue may take an element now. */
+static int can_take(const tfq_queue *q) {
+  if (q->kind == TFQ_QUEUE_RANDOM_SHUFFLE)
+    return q->count > 0 && (q->closed || q->count > q->min_after_dequeue);
+  return q->count > 0;
 }
 
 /* ---- attempt lists ---- */
@@ -353,8 +473,7 @@ static int step_enqueue(tfq_queue *q, tfq__attempt *a) {
       complete(q, a, RES_OOM);
       return STEP_COMPLETE;
     }
-    slot_fill(q, ring_idx(q, q->count), a, a->done_rows);
-    q->count++;
+    push_back_row(q, a, a->done_rows, 0);
     a->done_rows++;
   }
   if (a->done_rows == a->total) {
@@ -380,19 +499,21 @@ static int step_dequeue(tfq_queue *q, tfq__attempt *a) {
     int64_t size_before = q->count;
     restore_partial(q, a);
     if (a->up_to && q->count > 0) {
-      a->total = q->count; /* completes below in this same step */
+      /* Completes below in this same step.  PriorityQueue: TF loses these elements [S!]; tfq
+       * returns them as a short batch, like the other kinds. */
+      a->total = q->count;
     } else {
-      a->res_requested = remaining;
+      a->res_requested = q->kind == TFQ_QUEUE_PRIORITY ? a->total : remaining;
       a->res_size = size_before; /* TF reports the size before the restore [S!] */
       complete(q, a, RES_INSUFFICIENT);
       return STEP_COMPLETE;
     }
   }
+  /* PriorityQueue's dequeue_many is not incremental: it waits for all n at once. */
+  if (q->kind == TFQ_QUEUE_PRIORITY && q->count < a->total - a->done_rows) return STEP_NONE;
   int64_t before = a->done_rows;
-  while (a->done_rows < a->total && q->count > 0) {
-    slot_take(q, q->head, a, a->done_rows);
-    q->head = q->head + 1 == q->alloc ? 0 : q->head + 1;
-    q->count--;
+  while (a->done_rows < a->total && can_take(q)) {
+    take_row(q, a, a->done_rows);
     q->held++;
     a->done_rows++;
   }
@@ -549,52 +670,105 @@ static void queue_destroy(tfq_queue *q) {
   }
   tfq_spec_free(q->spec);
   tfq_free(q->name);
+  tfq_free(q->swap_tmp);
+  tfq_free(q->container);
   pthread_mutex_destroy(&q->mu);
   tfq_free(q);
 }
 
-tfq_code tfq_queue_new(tfq_queue_kind kind, const tfq_spec *spec, const tfq_queue_options *opts,
-                       tfq_queue **out, tfq_status *st) {
-  *out = NULL;
-  if (kind != TFQ_QUEUE_FIFO)
-    return tfq_status_set(st, TFQ_UNIMPLEMENTED, "%s is not provided by this version of tfq",
-                          tfq_queue_kind_name(kind));
+/* Checks the spec for `kind` with TF's messages; for PriorityQueue builds the full spec with the
+ * int64 priority prepended.  On success *full is a new spec. */
+tfq_code tfq__queue_full_spec(tfq_queue_kind kind, const tfq_spec *spec, tfq_spec **full,
+                              tfq_status *st) {
+  *full = NULL;
   if (!spec || spec->n == 0)
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "a queue needs at least one component");
   size_t nshaped = 0;
   for (size_t i = 0; i < spec->n; i++) nshaped += spec->c[i].rank != TFQ_UNKNOWN_RANK;
   char text[TFQ__MSG_CAP];
   tfq__buf b = {text, sizeof text, 0};
-  if (nshaped != 0 && nshaped != spec->n) {
-    tfq__buf_printf(&b, "Different number of component types.  Types: ");
-    tfq__buf_spec_dtypes(&b, spec);
-    tfq__buf_printf(&b, ", Shapes: ");
-    tfq__buf_spec_shapes(&b, spec);
-    return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "%s", text);
-  }
-  for (size_t i = 0; i < spec->n; i++)
-    if (nshaped && !tfq__comp_fully_defined(&spec->c[i])) {
-      tfq__buf_printf(&b, "All shapes must be fully defined: ");
+  if (kind == TFQ_QUEUE_PADDING_FIFO) {
+    for (size_t i = 0; i < spec->n; i++)
+      if (spec->c[i].rank == TFQ_UNKNOWN_RANK)
+        return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "shape <unknown> must have known rank.");
+  } else {
+    if (nshaped != 0 && nshaped != spec->n) {
+      tfq__buf_printf(&b, "Different number of component types.  Types: ");
+      tfq__buf_spec_dtypes(&b, spec);
+      tfq__buf_printf(&b, ", Shapes: ");
       tfq__buf_spec_shapes(&b, spec);
       return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "%s", text);
     }
+    for (size_t i = 0; i < spec->n; i++)
+      if (nshaped && !tfq__comp_fully_defined(&spec->c[i])) {
+        tfq__buf_printf(&b, "All shapes must be fully defined: ");
+        tfq__buf_spec_shapes(&b, spec);
+        return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "%s", text);
+      }
+  }
+  tfq_spec *s;
+  tfq_code c = tfq_spec_new(&s, st);
+  if (c) return c;
+  if (kind == TFQ_QUEUE_PRIORITY)
+    c = tfq_spec_add(s, TFQ_INT64, NULL, nshaped ? 0 : TFQ_UNKNOWN_RANK, NULL, st);
+  for (size_t i = 0; !c && i < spec->n; i++)
+    c = tfq_spec_add(s, spec->c[i].dtype, spec->c[i].dims, spec->c[i].rank, spec->c[i].name, st);
+  if (c) {
+    tfq_spec_free(s);
+    return c;
+  }
+  *full = s;
+  return TFQ_OK;
+}
+
+tfq_code tfq_queue_new(tfq_queue_kind kind, const tfq_spec *spec, const tfq_queue_options *opts,
+                       tfq_queue **out, tfq_status *st) {
+  *out = NULL;
+  if (strcmp(tfq_queue_kind_name(kind), "UnknownQueue") == 0)
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "unknown queue kind %d", (int)kind);
+  int64_t cap = opts ? opts->capacity : -1;
+  cap = cap < 0 ? TFQ_UNBOUNDED_CAPACITY : cap;
+  int64_t mad = opts ? opts->min_after_dequeue : 0;
+  if (kind == TFQ_QUEUE_RANDOM_SHUFFLE) {
+    if (mad < 0)
+      return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "min_after_dequeue %lld must be >= 0",
+                            (long long)mad);
+    if (mad >= cap)
+      return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "min_after_dequeue %lld must be < capacity %lld",
+                            (long long)mad, (long long)cap);
+  }
+  tfq_spec *full;
+  tfq_code c = tfq__queue_full_spec(kind, spec, &full, st);
+  if (c) return c;
 
   tfq_queue *q = tfq__calloc(1, sizeof *q);
-  if (!q) return TFQ__OOM(st);
+  if (!q) {
+    tfq_spec_free(full);
+    return TFQ__OOM(st);
+  }
+  q->spec = full;
   if (tfq__mutex_init(&q->mu)) {
+    tfq_spec_free(full);
     tfq_free(q);
     return TFQ__OOM(st);
   }
   atomic_init(&q->refs, 1);
   q->kind = kind;
-  int64_t cap = opts ? opts->capacity : -1;
-  q->capacity = cap < 0 ? TFQ_UNBOUNDED_CAPACITY : cap;
-  q->shaped = nshaped == spec->n;
-  tfq_code c = tfq__spec_copy(spec, &q->spec, st);
-  if (c) {
-    pthread_mutex_destroy(&q->mu);
-    tfq_free(q);
-    return c;
+  q->capacity = cap;
+  q->shaped = 1;
+  for (size_t i = 0; i < full->n; i++) q->shaped &= full->c[i].rank != TFQ_UNKNOWN_RANK;
+  if (kind == TFQ_QUEUE_RANDOM_SHUFFLE) {
+    q->min_after_dequeue = mad;
+    q->seed = opts ? opts->seed : 0;
+    q->seed2 = opts ? opts->seed2 : 0;
+    q->tf_exact = opts ? opts->tf_exact : 0;
+    uint64_t s1 = (uint64_t)q->seed, s2 = (uint64_t)q->seed2;
+    if (s1 == 0 && s2 == 0) { /* TF: nondeterministic */
+      s1 = tfq__random64();
+      s2 = tfq__random64();
+    }
+    tfq__pcg32_seed(&q->pcg, s1, s2);
+    tfq__philox_seed(&q->philox, s1, s2);
   }
   if (opts && opts->shared_name) {
     q->name = tfq__strdup(opts->shared_name);
@@ -605,19 +779,25 @@ tfq_code tfq_queue_new(tfq_queue_kind kind, const tfq_spec *spec, const tfq_queu
     q->name = tfq_malloc(len);
     if (q->name) snprintf(q->name, len, "_%ld_%s", n, op);
   }
-  q->st = tfq__calloc(spec->n, sizeof(tfq__store));
+  q->st = tfq__calloc(full->n, sizeof(tfq__store));
   if (!q->name || !q->st) {
     queue_destroy(q);
     return TFQ__OOM(st);
   }
-  for (size_t i = 0; i < spec->n; i++) {
-    const tfq__comp *k = &spec->c[i];
-    if (q->shaped && k->dtype != TFQ_STRING) {
+  size_t widest = 8;
+  for (size_t i = 0; i < full->n; i++) {
+    const tfq__comp *k = &full->c[i];
+    if (tfq__comp_fully_defined(k) && k->dtype != TFQ_STRING) {
       size_t n = tfq_dtype_size(k->dtype);
       for (int d = 0; d < k->rank; d++) n *= (size_t)k->dims[d];
       q->st[i].dense = 1;
       q->st[i].row_bytes = n;
+      if (n > widest) widest = n;
     }
+  }
+  if (kind == TFQ_QUEUE_PRIORITY && !(q->swap_tmp = tfq_malloc(widest))) {
+    queue_destroy(q);
+    return TFQ__OOM(st);
   }
   int64_t first = q->capacity < INITIAL_ALLOC ? q->capacity : INITIAL_ALLOC;
   if (first > 0 && ring_reserve(q, first)) {
@@ -694,6 +874,14 @@ static tfq_code validate_tuple(tfq_queue *q, const tfq_tuple *t, int many, tfq_s
     const tfq__comp *k = &s->c[i];
     const tfq_tensor *x = t->c[i];
     if (k->rank == TFQ_UNKNOWN_RANK) {
+      if (i == 0 && q->kind == TFQ_QUEUE_PRIORITY && x->rank != (many ? 1 : 0)) {
+        char g[TFQ__MSG_CAP / 2];
+        tfq__buf bg = {g, sizeof g, 0};
+        tfq__buf_shape(&bg, x->dims + many, x->rank - many);
+        return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                              "Expected the priority element to be a scalar, but received shape: %s",
+                              g);
+      }
       if (many && x->dims[0] != batch)
         return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
                               "All input tensors must have the same size in the 0th dimension. "
@@ -706,7 +894,7 @@ static tfq_code validate_tuple(tfq_queue *q, const tfq_tuple *t, int many, tfq_s
     if (many) want[wr++] = batch;
     for (int d = 0; d < k->rank; d++) want[wr++] = k->dims[d];
     int same = x->rank == wr;
-    for (int d = 0; same && d < wr; d++) same = x->dims[d] == want[d];
+    for (int d = 0; same && d < wr; d++) same = want[d] < 0 || x->dims[d] == want[d];
     if (!same) {
       char e[TFQ__MSG_CAP / 2], g[TFQ__MSG_CAP / 2];
       tfq__buf be = {e, sizeof e, 0}, bg = {g, sizeof g, 0};
@@ -797,8 +985,41 @@ tfq_code tfq_queue_enqueue_many(tfq_queue *q, const tfq_tuple *batch, tfq_cancel
 
 /* ---- dequeue ---- */
 
+/* Copies element `e` into the leading corner of row `r` of `out` (rank(out) = rank(e) + 1),
+ * whose other entries stay zero / empty: PaddingFIFOQueue's padding. */
+static int pad_copy(tfq_tensor *out, int64_t r, const tfq_tensor *e) {
+  int rank = e->rank;
+  int64_t row_elems = 1;
+  for (int d = 0; d < rank; d++) row_elems *= out->dims[d + 1];
+  if (e->nelems == 0) return 0;
+  int64_t inner = rank ? e->dims[rank - 1] : 1;
+  int64_t idx[TFQ_MAX_RANK] = {0};
+  size_t esz = e->dtype == TFQ_STRING ? 0 : tfq_dtype_size(e->dtype);
+  for (int64_t src = 0; src < e->nelems; src += inner) {
+    /* destination offset of element index (idx[0..rank-2], 0) */
+    int64_t off = 0;
+    for (int d = 0; d < rank; d++) off = off * out->dims[d + 1] + (d < rank - 1 ? idx[d] : 0);
+    int64_t dst = r * row_elems + off;
+    if (e->dtype == TFQ_STRING) {
+      for (int64_t k = 0; k < inner; k++) {
+        const tfq__str *sv = &tfq__strs(e)[src + k];
+        if (tfq__tensor_put_string(out, dst + k, sv->p, sv->len)) return -1;
+      }
+    } else {
+      memcpy((char *)out->data + (size_t)dst * esz, (const char *)e->data + (size_t)src * esz,
+             (size_t)inner * esz);
+    }
+    for (int d = rank - 2; d >= 0; d--) {
+      if (++idx[d] < e->dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return 0;
+}
+
 /* Builds batch component `c` of `rows` rows from boxed element tensors (owner thread, no lock).
- * Element tensors all have the declared shape (validated at enqueue). */
+ * A declared dim keeps its size; an unknown dim (PaddingFIFOQueue) becomes the largest size in
+ * this batch (0 for an empty batch) and shorter elements are padded with zeros / "". */
 static tfq_code assemble_boxed(tfq_queue *q, size_t c, tfq_tensor **elems, int64_t rows,
                                int many, tfq_tensor **out, tfq_status *st) {
   if (!many) {
@@ -809,23 +1030,36 @@ static tfq_code assemble_boxed(tfq_queue *q, size_t c, tfq_tensor **elems, int64
   const tfq__comp *k = &q->spec->c[c];
   int64_t dims[TFQ_MAX_RANK + 1];
   dims[0] = rows;
-  memcpy(dims + 1, k->dims, (size_t)k->rank * sizeof(int64_t));
-  tfq_code rc = tfq__tensor_alloc(k->dtype, dims, k->rank + 1, 0, out, st);
+  int padded = 0;
+  for (int d = 0; d < k->rank; d++) {
+    dims[d + 1] = k->dims[d];
+    if (k->dims[d] < 0) {
+      padded = 1;
+      dims[d + 1] = 0;
+      for (int64_t r = 0; r < rows; r++)
+        if (elems[r]->dims[d] > dims[d + 1]) dims[d + 1] = elems[r]->dims[d];
+    }
+  }
+  tfq_code rc = tfq__tensor_alloc(k->dtype, dims, k->rank + 1, padded, out, st);
   if (rc) return rc;
   int64_t per = rows ? (*out)->nelems / rows : 0;
   for (int64_t r = 0; r < rows; r++) {
     const tfq_tensor *e = elems[r];
-    if (k->dtype == TFQ_STRING) {
-      for (int64_t i = 0; i < per; i++) {
-        const tfq__str *s = &tfq__strs(e)[i];
-        if (tfq__tensor_put_string(*out, r * per + i, s->p, s->len)) {
-          tfq_tensor_free(*out);
-          *out = NULL;
-          return TFQ__OOM(st);
-        }
+    int fail = 0;
+    if (e->nelems != per) {
+      fail = pad_copy(*out, r, e);
+    } else if (k->dtype == TFQ_STRING) {
+      for (int64_t i = 0; i < per && !fail; i++) {
+        const tfq__str *sv = &tfq__strs(e)[i];
+        fail = tfq__tensor_put_string(*out, r * per + i, sv->p, sv->len) != TFQ_OK;
       }
     } else {
       memcpy((char *)(*out)->data + (size_t)r * e->nbytes, e->data, e->nbytes);
+    }
+    if (fail) {
+      tfq_tensor_free(*out);
+      *out = NULL;
+      return TFQ__OOM(st);
     }
   }
   return TFQ_OK;
@@ -841,8 +1075,11 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
                             (long long)n);
     if (!q->shaped)
       return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
-                            "%s's DequeueMany and DequeueUpTo require the components to have "
-                            "specified shapes.",
+                            q->kind == TFQ_QUEUE_PRIORITY
+                                ? "%s's DequeueMany requires the components to have specified "
+                                  "shapes."
+                                : "%s's DequeueMany and DequeueUpTo require the components to "
+                                  "have specified shapes.",
                             tfq_queue_kind_name(q->kind));
   } else {
     n = 1;

@@ -83,6 +83,14 @@ struct tfq_queue {
   char *name;
   int64_t capacity;
   int shaped; /* every component has a declared shape */
+  int64_t min_after_dequeue; /* RandomShuffleQueue */
+  int64_t seed, seed2;       /* as requested (the shared-queue check compares these) */
+  int tf_exact;              /* RandomShuffleQueue draws with TF's Philox layout */
+  tfq__pcg32 pcg;
+  tfq__philox philox;
+  char *swap_tmp;            /* PriorityQueue heap swaps: one row of the widest component */
+  char *container;           /* registry key (shared queues only) */
+  int registered;
   pthread_mutex_t mu;
   int closed;
   /* ring */
@@ -103,7 +111,13 @@ struct tfq_queue_options {
   int64_t capacity;
   char *name, *shared_name, *container;
   int64_t min_after_dequeue, seed, seed2;
+  int tf_exact;
 };
+
+/* Validates `spec` for `kind` (TF's messages) and returns the queue's full spec (PriorityQueue:
+ * int64 priority prepended). */
+tfq_code tfq__queue_full_spec(tfq_queue_kind kind, const tfq_spec *spec, tfq_spec **full,
+                              tfq_status *st);
 
 /* Mutex helpers: a failure is a bug (R11), so abort. */
 void tfq__lock(pthread_mutex_t *m);

@@ -290,3 +290,35 @@ Test(version, runtime_matches_compile_time) {
   cr_assert_str_eq(tfq_version_string(), TFQ_VERSION_STRING);
   cr_assert_eq(TFQ_VERSION_NUMBER, TFQ_VERSION_MAJOR * 10000 + TFQ_VERSION_MINOR * 100 + TFQ_VERSION_PATCH);
 }
+
+Test(philox, matches_random123_known_answer_vectors) {
+  static const uint32_t ctr[3][4] = {{0, 0, 0, 0},
+                                     {0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff},
+                                     {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}};
+  static const uint32_t key[3][2] = {{0, 0}, {0xffffffff, 0xffffffff}, {0xa4093822, 0x299f31d0}};
+  static const uint32_t want[3][4] = {{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
+                                      {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd},
+                                      {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}};
+  for (int v = 0; v < 3; v++) {
+    uint32_t out[4];
+    tfq__philox_block(ctr[v], key[v], out);
+    for (int i = 0; i < 4; i++) cr_assert_eq(out[i], want[v][i], "vector %d word %d", v, i);
+  }
+}
+
+Test(philox, stream_uses_tf_seed_layout_and_one_word_per_draw) {
+  tfq__philox p;
+  tfq__philox_seed(&p, 0xa4093822299f31d0ULL >> 32 | (0x299f31d0ULL << 32), 0);
+  /* seed's low word is the first key word, its high word the second */
+  cr_assert_eq(p.key[0], 0xa4093822u);
+  cr_assert_eq(p.key[1], 0x299f31d0u);
+  tfq__philox_seed(&p, 0, 0);
+  uint32_t a = tfq__philox_next(&p), b = tfq__philox_next(&p);
+  cr_assert_eq(a, 0x6627e8d5u);
+  cr_assert_eq(b, 0xe169c58du);
+  tfq__philox_next(&p);
+  tfq__philox_next(&p);
+  uint32_t ctr1[4] = {1, 0, 0, 0}, key0[2] = {0, 0}, out[4];
+  tfq__philox_block(ctr1, key0, out);
+  cr_assert_eq(tfq__philox_next(&p), out[0], "the counter advances after each block");
+}
