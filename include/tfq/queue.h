@@ -1,4 +1,5 @@
-/* Queues with TensorFlow 1.x semantics.
+/* Queues with TensorFlow 1.x semantics: FIFOQueue, RandomShuffleQueue, PaddingFIFOQueue and
+ * PriorityQueue, and the shared-name registry.
  *
  * A queue stores elements (tuples of component tensors, see tensor.h) and reproduces the
  * observable rules of TensorFlow's queue kernels (core/kernels/queue_base.cc):
@@ -10,20 +11,37 @@
  *    enqueue_many are therefore contiguous.
  *  - enqueue_many inserts as many slices as fit and resumes when room appears (B > capacity
  *    works).  dequeue_many / dequeue_up_to take every available element into a private partial
- *    batch while they wait (size() reads 0 meanwhile) and complete when they hold n.
+ *    batch while they wait (size() reads 0 meanwhile) and complete when they hold n.  (Not
+ *    PriorityQueue: its dequeue_many waits until n elements are stored, as TF's.)
  *  - A plain close waits behind pending enqueues; close with cancel_pending_enqueues acts at once
  *    and fails the pending enqueues with CANCELLED.
  *  - Pending dequeues are never cancelled by close: they finish from what is left or fail with
- *    OUT_OF_RANGE, a partial batch going back to the front of the queue in order.
+ *    OUT_OF_RANGE, a partial batch going back into the queue (FIFO/Padding: to the front in
+ *    order; RandomShuffle: appended, last-taken first; Priority: into the heap).
  *  - A deadline gives DEADLINE_EXCEEDED "Timed out waiting for notification" and leaves the
  *    queue usable; a triggered tfq_cancel gives CANCELLED "Enqueue/Dequeue operation was
  *    cancelled".  No data is lost: elements a timed-out or cancelled dequeue_many had taken go
- *    back to the front of the queue in order (TensorFlow drops them; see README "Deviations").
+ *    back as on close (TensorFlow drops them; see README "Deviations").
  *
- * Error messages are TensorFlow's, with <Kind> = FIFOQueue and <name> the queue's kernel name:
+ * The kinds:
+ *  FIFOQueue           first in, first out.  Components all fully shaped, or none shaped (then
+ *                      dequeue_many/up_to are refused, as TF).
+ *  RandomShuffleQueue  dequeue takes a uniformly random element (swap-with-last, as TF); while
+ *                      open, a dequeue waits until the queue holds more than min_after_dequeue;
+ *                      once closed everything drains.  Shapes as FIFOQueue.
+ *  PaddingFIFOQueue    FIFO whose shapes may have unknown dims (TFQ_UNKNOWN_DIM, rank known).
+ *                      dequeue returns elements unpadded; dequeue_many/up_to pad every unknown
+ *                      dim to the largest in that batch with 0 / "" / false.
+ *  PriorityQueue       the spec lists the value components; the queue prepends an int64 scalar
+ *                      priority as component 0 (tfq_queue_spec() shows it).  Smallest priority
+ *                      first; ties in no particular order.
+ *
+ * Error messages are TensorFlow's, with <Kind> the kind name above and <name> the queue's
+ * kernel name:
  *   CANCELLED         "<Kind> '<name>' is closed."
  *   OUT_OF_RANGE      "<Kind> '<name>' is closed and has insufficient elements (requested r,
- *                      current size s)"
+ *                      current size s)"  (r is the count still needed and s the size before a
+ *                      partial batch went back, as TF prints them)
  *   CANCELLED         "Queue '<name>' is already closed."  (non-cancelling close, closed queue)
  *   INVALID_ARGUMENT  "Shape mismatch in tuple component 1. Expected [3,3], got [3,4]", ...
  *
@@ -132,13 +150,17 @@ TFQ_API void tfq_queue_options_set_tf_exact_order(tfq_queue_options *o, int on);
 /* A queue.  Opaque, reference counted.  Thread-safety: see the top of this file. */
 typedef struct tfq_queue tfq_queue;
 
-/* Creates a queue of `kind` with components `spec` and options `opts` (NULL: defaults).
- * FIFOQueue: every component must have a fully defined shape, or none may have a shape.
+/* Creates a private queue of `kind` with components `spec` and options `opts` (NULL: defaults;
+ * a shared name given here only names the queue: use tfq_queue_open() to share it).
+ * FIFO/RandomShuffle/Priority: every component must have a fully defined shape, or none may
+ * have a shape.  Padding: every component needs a known rank.
  * @return TFQ_OK
- *         TFQ_INVALID_ARGUMENT  empty spec; some components shaped and others not ("Different
- *                               number of component types.  Types: ..., Shapes: ...");
- *                               a partial shape ("All shapes must be fully defined: [...]").
- *         TFQ_UNIMPLEMENTED     a kind this version does not provide yet.
+ *         TFQ_INVALID_ARGUMENT  empty spec or unknown kind; some components shaped and others not
+ *                               ("Different number of component types.  Types: ..., Shapes:
+ *                               ..."); a partial shape ("All shapes must be fully defined:
+ *                               [...]"); Padding: "shape <unknown> must have known rank.";
+ *                               RandomShuffle: "min_after_dequeue M must be >= 0",
+ *                               "min_after_dequeue M must be < capacity C".
  *         TFQ_RESOURCE_EXHAUSTED
  * Ownership: `spec` and `opts` are copied (borrowed for the call); *out (NULL on failure) has one
  * reference, released with tfq_queue_free().  Thread-safety: any.  Since: 0.1 */
@@ -213,11 +235,12 @@ TFQ_API tfq_code tfq_queue_enqueue_many(tfq_queue *q, const tfq_tuple *batch, tf
 TFQ_API tfq_code tfq_queue_dequeue(tfq_queue *q, tfq_tuple **out, tfq_cancel *cancel,
                                    int64_t timeout_us, tfq_status *st) TFQ_WARN_UNUSED;
 
-/* Dequeues exactly n elements as a batch ([n] + shape per component).
+/* Dequeues exactly n elements as a batch ([n] + shape per component; Padding: unknown dims
+ * padded to the batch maximum; Priority: rows in ascending priority).
  * Checks first, in TF's order: n < 0 → INVALID_ARGUMENT "DequeueManyOp requested n < 0
- * elements"; components without declared shapes → INVALID_ARGUMENT "FIFOQueue's DequeueMany and
- * DequeueUpTo require the components to have specified shapes."; n == 0 → OK at once with empty
- * [0]+shape tensors.
+ * elements"; components without declared shapes → INVALID_ARGUMENT "<Kind>'s DequeueMany and
+ * DequeueUpTo require the components to have specified shapes." (Priority: "PriorityQueue's
+ * DequeueMany requires ..."); n == 0 → OK at once with empty [0]+shape tensors (unknown dims 0).
  * Wakes when: n elements were gathered (OK); the queue closed with fewer than still needed
  * (OUT_OF_RANGE, the partial batch going back to the front in order); cancel or timeout (the
  * partial batch goes back too).
@@ -228,7 +251,8 @@ TFQ_API tfq_code tfq_queue_dequeue_many(tfq_queue *q, int64_t n, tfq_tuple **out
 
 /* As dequeue_many while the queue is open (it waits for n).  Once closed it returns between 1
  * and n elements ([k] + shape) and fails with OUT_OF_RANGE only when none is left.  Messages say
- * "DequeueUpToOp".  Since: 0.1 */
+ * "DequeueUpToOp".  PriorityQueue: TF loses the elements of a closed short dequeue_up_to; tfq
+ * returns them as a short batch.  Since: 0.1 */
 TFQ_API tfq_code tfq_queue_dequeue_up_to(tfq_queue *q, int64_t n, tfq_tuple **out,
                                          tfq_cancel *cancel, int64_t timeout_us,
                                          tfq_status *st) TFQ_WARN_UNUSED;
