@@ -12,6 +12,7 @@
 #define TFQ_TFQ_H
 
 #include <tfq/alloc.h>
+#include <tfq/coord.h>
 #include <tfq/csv.h>
 #include <tfq/export.h>
 #include <tfq/queue.h>
