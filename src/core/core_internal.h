@@ -7,7 +7,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <tfq/tfq.h>
+#include <tfq/alloc.h>
+#include <tfq/status.h>
+#include <tfq/tensor.h>
+#include <tfq/version.h>
 
 #define TFQ__ALIGN 64
 

@@ -13,6 +13,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include <tfq/queue.h>
+
 #include "../core/core_internal.h"
 
 typedef enum {
