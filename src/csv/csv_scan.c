@@ -1,0 +1,232 @@
+/* Tokenizers without libcsv: the quote-free fast path and the scalar reference.
+ *
+ * Both reproduce TensorFlow's DecodeCSV field splitting (decode_csv_op.cc, ExtractFields):
+ *   - an empty record has no field;
+ *   - '\n' and '\r' are skipped where a field starts, and an error inside an unquoted field;
+ *   - with quoting on, '"' inside an unquoted field is an error;
+ *   - a record whose last byte is the delimiter gets one more, empty, field;
+ *   - with select_cols, splitting stops as soon as the last selected field is taken, and the
+ *     trailing empty field counts only if its index is selected. */
+#include <string.h>
+
+#include "csv_internal.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+const char *tfq__tok_message(int tok) {
+  switch (tok) {
+    case TFQ__TOK_UNQUOTED: return "Unquoted fields cannot have quotes/CRLFs inside";
+    case TFQ__TOK_QUOTE_INSIDE: return "Quote inside a string has to be escaped by another quote";
+    case TFQ__TOK_QUOTED_END: return "Quoted field has to end with quote followed by delim or end";
+    case TFQ__TOK_OOM: return "out of memory";
+    default: return "internal tokenizer state";
+  }
+}
+
+/* ---- fast path ---- */
+typedef struct fast_state {
+  const char *rec;
+  const tfq__csv_sel *sel;
+  tfq__span *spans;
+  size_t cap, kept, parsed, si, fstart;
+} fast_state;
+
+/* Takes field [s->fstart, end).  Returns 1 once the last selected field has been taken. */
+static inline int take(fast_state *s, size_t end) {
+  const tfq__csv_sel *sel = s->sel;
+  size_t idx = s->parsed++;
+  if (sel->cols) {
+    if ((uint64_t)sel->cols[s->si] != idx) return 0;
+    if (s->kept < s->cap) {
+      s->spans[s->kept].p = s->rec + s->fstart;
+      s->spans[s->kept].len = end - s->fstart;
+    }
+    s->kept++;
+    return ++s->si == sel->n;
+  }
+  if (s->kept < s->cap) {
+    s->spans[s->kept].p = s->rec + s->fstart;
+    s->spans[s->kept].len = end - s->fstart;
+  }
+  s->kept++;
+  return 0;
+}
+
+/* Handles the special byte at p.  Returns -1 to go on, or a TFQ__TOK_* value to stop with
+ * (TFQ__TOK_OK: the last selected field is taken). */
+static inline int special(fast_state *s, size_t p, unsigned char delim) {
+  unsigned char c = (unsigned char)s->rec[p];
+  if (c == delim) {
+    int done = take(s, p);
+    s->fstart = p + 1;
+    return done ? TFQ__TOK_OK : -1;
+  }
+  if (c == '\n' || c == '\r') {
+    if (p == s->fstart) {
+      s->fstart = p + 1;
+      return -1;
+    }
+    return TFQ__TOK_UNQUOTED;
+  }
+  return TFQ__TOK_HAS_QUOTE;
+}
+
+#if !defined(__SSE2__)
+/* SWAR: high bit set in each byte of v equal to the byte broadcast in pat. */
+static inline uint64_t eq_bytes(uint64_t v, uint64_t pat) {
+  const uint64_t lo7 = 0x7F7F7F7F7F7F7F7FULL;
+  uint64_t t = v ^ pat;
+  return ~(((t & lo7) + lo7) | t | lo7);
+}
+#endif
+
+int tfq__tok_fast(const char *rec, size_t len, unsigned char delim, int use_quote,
+                  const tfq__csv_sel *sel, tfq__span *spans, size_t cap, size_t *nkept) {
+  fast_state s = {rec, sel, spans, cap, 0, 0, 0, 0};
+  int r;
+  size_t base = 0;
+  *nkept = 0;
+  if (len == 0) return TFQ__TOK_OK;
+#if defined(__SSE2__)
+  const __m128i vd = _mm_set1_epi8((char)delim), vn = _mm_set1_epi8('\n'), vr = _mm_set1_epi8('\r'),
+                vq = _mm_set1_epi8(use_quote ? '"' : (char)delim);
+  for (; base + 16 <= len; base += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(rec + base));
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, vd), _mm_cmpeq_epi8(v, vq)),
+                             _mm_or_si128(_mm_cmpeq_epi8(v, vn), _mm_cmpeq_epi8(v, vr)));
+    unsigned mask = (unsigned)_mm_movemask_epi8(m);
+    while (mask) {
+      size_t p = base + (size_t)__builtin_ctz(mask);
+      mask &= mask - 1;
+      if ((r = special(&s, p, delim)) >= 0) goto out;
+    }
+  }
+#else
+  const uint64_t ones = 0x0101010101010101ULL;
+  const uint64_t pd = ones * delim, pn = ones * '\n', pr = ones * '\r',
+                 pq = ones * (use_quote ? '"' : delim);
+  for (; base + 8 <= len; base += 8) {
+    uint64_t v;
+    memcpy(&v, rec + base, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    uint64_t mask = eq_bytes(v, pd) | eq_bytes(v, pn) | eq_bytes(v, pr) | eq_bytes(v, pq);
+    while (mask) {
+      size_t p = base + (size_t)(__builtin_ctzll(mask) >> 3);
+      mask &= mask - 1;
+      if ((r = special(&s, p, delim)) >= 0) goto out;
+    }
+  }
+#endif
+  for (; base < len; base++) {
+    unsigned char c = (unsigned char)rec[base];
+    if (c == delim || c == '\n' || c == '\r' || (use_quote && c == '"'))
+      if ((r = special(&s, base, delim)) >= 0) goto out;
+  }
+  /* End of the record. */
+  if (s.fstart < len) {
+    take(&s, len);
+  } else if ((unsigned char)rec[len - 1] == delim) {
+    s.fstart = len;
+    take(&s, len);
+  }
+  r = TFQ__TOK_OK;
+out:
+  *nkept = s.kept;
+  return r;
+}
+
+/* ---- scalar reference: TensorFlow's loop, step by step ---- */
+static int scratch_put(tfq__scratch *sc, const char *p, size_t n) {
+  if (sc->len + n > sc->cap) {
+    size_t nc = sc->cap ? sc->cap : 256;
+    while (nc < sc->len + n) nc *= 2;
+    char *np = tfq_realloc(sc->p, nc);
+    if (!np) return 0;
+    sc->p = np;
+    sc->cap = nc;
+  }
+  if (n) memcpy(sc->p + sc->len, p, n);
+  sc->len += n;
+  return 1;
+}
+
+int tfq__tok_ref(const char *rec, size_t len, unsigned char delim, int use_quote,
+                 const tfq__csv_sel *sel, tfq__span *spans, size_t cap, size_t *nkept,
+                 tfq__scratch *sc) {
+  size_t i = 0, parsed = 0, si = 0, kept = 0;
+  int r = TFQ__TOK_OK;
+  sc->len = 0;
+  /* spans hold offsets into sc until the end (sc may move). */
+#define INCLUDE() (!sel->cols || (uint64_t)sel->cols[si] == parsed)
+  if (len > 0) {
+    while (i < len) {
+      unsigned char c = (unsigned char)rec[i];
+      if (c == '\n' || c == '\r') {
+        i++;
+        continue;
+      }
+      int include = INCLUDE();
+      size_t start = sc->len;
+      if (use_quote && c == '"') {
+        i++;
+        while (i < len - 1 &&
+               ((unsigned char)rec[i] != '"' || (unsigned char)rec[i + 1] != delim)) {
+          if (rec[i] != '"') {
+            if (include && !scratch_put(sc, rec + i, 1)) return TFQ__TOK_OOM;
+            i++;
+          } else {
+            if (rec[i + 1] != '"') {
+              r = TFQ__TOK_QUOTE_INSIDE;
+              goto out;
+            }
+            if (include && !scratch_put(sc, "\"", 1)) return TFQ__TOK_OOM;
+            i += 2;
+          }
+        }
+        if (!(i < len && rec[i] == '"' && (i == len - 1 || (unsigned char)rec[i + 1] == delim))) {
+          r = TFQ__TOK_QUOTED_END;
+          goto out;
+        }
+        i += 2;
+      } else {
+        while (i < len && (unsigned char)rec[i] != delim) {
+          unsigned char b = (unsigned char)rec[i];
+          if ((use_quote && b == '"') || b == '\n' || b == '\r') {
+            r = TFQ__TOK_UNQUOTED;
+            goto out;
+          }
+          if (include && !scratch_put(sc, rec + i, 1)) return TFQ__TOK_OOM;
+          i++;
+        }
+        i++;
+      }
+      parsed++;
+      if (include) {
+        if (kept < cap) {
+          spans[kept].p = NULL;
+          spans[kept].len = sc->len - start;
+          spans[kept].p = (const char *)(uintptr_t)start;
+        }
+        kept++;
+        if (sel->cols && ++si == sel->n) goto out;
+      }
+    }
+    if (INCLUDE() && (unsigned char)rec[len - 1] == delim) {
+      if (kept < cap) {
+        spans[kept].p = (const char *)(uintptr_t)sc->len;
+        spans[kept].len = 0;
+      }
+      kept++;
+    }
+  }
+#undef INCLUDE
+out:
+  for (size_t k = 0; k < kept && k < cap; k++)
+    spans[k].p = (sc->p ? sc->p : "") + (uintptr_t)spans[k].p;
+  *nkept = kept;
+  return r;
+}

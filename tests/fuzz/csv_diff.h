@@ -1,0 +1,128 @@
+/* Differential harness shared by the libFuzzer target and the unit test: decodes the same records
+ * with the same options through the three tokenizer paths (auto = fast path + libcsv for quoted
+ * records, libcsv for every record, scalar reference) and reports any difference in the code, the
+ * message or the outputs.  White-box: uses src/csv/csv_internal.h.
+ *
+ * Input layout: byte 0 flags (bit0 use_quote_delim, bits1-2 delimiter: ',' '\t' '|' or byte 6,
+ * bit3 na_value "NA", bit4 select_cols from byte 7), byte 1 column count (1 + b % 4),
+ * bytes 2..5 per-column dtype (b % 5: string, int32, float, double, int64; bit 3 required),
+ * byte 6 custom delimiter, byte 7 selection bit mask; the rest are records separated by 0xFF. */
+#ifndef TFQ_CSV_DIFF_H
+#define TFQ_CSV_DIFF_H
+
+#include <stdio.h>
+#include <string.h>
+#include <tfq/tfq.h>
+
+#include "../../src/csv/csv_internal.h"
+
+#define CSV_DIFF_MAX_RECS 64
+
+static int csv_diff_same_tensor(const tfq_tensor *a, const tfq_tensor *b) {
+  if (tfq_tensor_dtype(a) != tfq_tensor_dtype(b)) return 0;
+  if (tfq_tensor_num_elements(a) != tfq_tensor_num_elements(b)) return 0;
+  if (tfq_tensor_dtype(a) == TFQ_STRING) {
+    for (int64_t i = 0; i < tfq_tensor_num_elements(a); i++) {
+      size_t la, lb;
+      const char *pa = tfq_tensor_string(a, i, &la), *pb = tfq_tensor_string(b, i, &lb);
+      if (la != lb || memcmp(pa, pb, la) != 0) return 0;
+    }
+    return 1;
+  }
+  return memcmp(tfq_tensor_cdata(a), tfq_tensor_cdata(b), tfq_tensor_byte_size(a)) == 0;
+}
+
+/* Returns 0 when the three paths agree (or the input is too short), 1 otherwise. */
+static int csv_diff_run(const uint8_t *data, size_t size) {
+  if (size < 8) return 0;
+  tfq_csv_options *o;
+  if (tfq_csv_options_new(&o, NULL)) return 0;
+  uint8_t fl = data[0];
+  tfq_csv_options_set_use_quote_delim(o, fl & 1);
+  static const char delims[3] = {',', '\t', '|'};
+  char d = ((fl >> 1) & 3) == 3 ? (char)data[6] : delims[(fl >> 1) & 3];
+  int bad = 0;
+  if (tfq_csv_options_set_field_delim(o, &d, 1, NULL)) bad = 1;
+  if ((fl & 8) && tfq_csv_options_set_na_value(o, "NA", 2, NULL)) bad = 1;
+  size_t ncol = 1 + data[1] % 4;
+  for (size_t c = 0; c < ncol && !bad; c++) {
+    static const tfq_dtype dts[5] = {TFQ_STRING, TFQ_INT32, TFQ_FLOAT, TFQ_DOUBLE, TFQ_INT64};
+    tfq_dtype dt = dts[data[2 + c] % 5];
+    tfq_code rc;
+    if (data[2 + c] & 8) {
+      rc = tfq_csv_options_add_required(o, dt, NULL);
+    } else {
+      switch (dt) {
+        case TFQ_INT32: rc = tfq_csv_options_add_default_int32(o, -7, NULL); break;
+        case TFQ_FLOAT: rc = tfq_csv_options_add_default_float(o, -1.5f, NULL); break;
+        case TFQ_DOUBLE: rc = tfq_csv_options_add_default_double(o, 2.25, NULL); break;
+        case TFQ_INT64: rc = tfq_csv_options_add_default_int64(o, 1LL << 40, NULL); break;
+        default: rc = tfq_csv_options_add_default_string(o, "dflt", 4, NULL); break;
+      }
+    }
+    if (rc) bad = 1;
+  }
+  if (!bad && (fl & 16)) {
+    int64_t cols[8];
+    size_t k = 0;
+    for (int b = 0; b < 8 && k < ncol; b++)
+      if (data[7] & (1 << b)) cols[k++] = b;
+    if (k == ncol && tfq_csv_options_set_select_cols(o, cols, k, NULL)) bad = 1;
+  }
+  if (bad) {
+    tfq_csv_options_free(o);
+    return 0;
+  }
+  const char *recs[CSV_DIFF_MAX_RECS];
+  size_t lens[CSV_DIFF_MAX_RECS], n = 0;
+  const char *p = (const char *)data + 8, *end = (const char *)data + size;
+  while (p <= end && n < CSV_DIFF_MAX_RECS) {
+    const char *e = memchr(p, 0xFF, (size_t)(end - p));
+    if (!e) e = end;
+    recs[n] = p;
+    lens[n++] = (size_t)(e - p);
+    p = e + 1;
+  }
+  int differ = 0;
+  /* The whole batch, then each record alone (the first error hides later records). */
+  for (size_t start = 0; start <= n && !differ; start++) {
+    size_t cnt = start == 0 ? n : 1;
+    size_t off = start == 0 ? 0 : start - 1;
+    int64_t dim = (int64_t)cnt;
+    tfq_tuple *out[3] = {NULL, NULL, NULL};
+    tfq_code rc[3];
+    char msg[3][256];
+    for (int path = 0; path < 3; path++) {
+      tfq_status *st = tfq_status_new();
+      if (!st) abort();
+      rc[path] = tfq__decode_csv_path(o, recs + off, lens + off, cnt, &dim, 1, (tfq__csv_path)path,
+                                      &out[path], st);
+      snprintf(msg[path], sizeof msg[path], "%s", tfq_status_message(st));
+      tfq_status_free(st);
+    }
+    for (int path = 1; path < 3 && !differ; path++) {
+      if (rc[path] != rc[0] || strcmp(msg[path], msg[0]) != 0) {
+        differ = 1;
+      } else if (rc[0] == TFQ_OK) {
+        for (size_t c = 0; c < ncol; c++)
+          if (!csv_diff_same_tensor(tfq_tuple_get(out[0], c), tfq_tuple_get(out[path], c)))
+            differ = 1;
+      }
+      if (differ) {
+        fprintf(stderr, "csv_diff: path %d differs from auto: [%s] vs [%s]; records:\n", path,
+                msg[path], msg[0]);
+        for (size_t r = off; r < off + cnt; r++) {
+          fprintf(stderr, "  \"");
+          for (size_t j = 0; j < lens[r]; j++)
+            fprintf(stderr, "\\x%02x", (unsigned char)recs[r][j]);
+          fprintf(stderr, "\"\n");
+        }
+      }
+    }
+    for (int path = 0; path < 3; path++) tfq_tuple_free(out[path]);
+  }
+  tfq_csv_options_free(o);
+  return differ;
+}
+
+#endif
