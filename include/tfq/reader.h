@@ -1,7 +1,233 @@
-/* (being written) */
+/* File readers with TensorFlow 1.x semantics, and a TFRecord writer.
+ *
+ * A reader takes work units (normally filenames) from a string queue (one scalar string
+ * component, see queue.h) and produces (key, value) records, as TF's ReaderBase does
+ * (core/framework/reader_base.cc):
+ *
+ *   TFQ_READER_TEXT_LINE     key "<file>:<line>" (1-based, header lines counted), value the line
+ *                            without "\n" and without one trailing "\r"
+ *   TFQ_READER_FIXED_LENGTH  key "<file>:<index>" (0-based), value record_bytes bytes
+ *   TFQ_READER_TFRECORD      key "<file>:<offset of the record in the decompressed stream>"
+ *   TFQ_READER_WHOLE_FILE    key "<file>", value the whole file
+ *   TFQ_READER_IDENTITY      key = value = the work unit
+ *
+ * The filename is used verbatim in keys.  A work unit whose file cannot be opened fails that one
+ * call and is skipped (WholeFile: the error is sticky, as in TF).  When the work queue is closed
+ * and drained a read fails with the queue's OUT_OF_RANGE ("FIFOQueue '<name>' is closed and has
+ * insufficient elements (requested 1, current size 0)"): the normal end of input.
+ *
+ * Deviations from TF (docs/readers.md):
+ *  - Truncation is never silent by default.  A compressed stream cut short, a TFRecord cut inside
+ *    its 12-byte header, a fixed-length file ending inside a record or inside its header give
+ *    TFQ_DATA_LOSS naming the file and the offset.  tfq_reader_options_set_tf_compat_truncation()
+ *    restores TF's behaviour (silent end; OUT_OF_RANGE "reached end of file" for a file shorter
+ *    than its FixedLength header).
+ *  - read_up_to that meets an error after k records returns those k records and reports the
+ *    error on the next call on the reader (TF discards them).
+ *  - Every reader accepts GZIP/ZLIB input (TF1's TextLineReader and WholeFileReader have none).
+ *  - TextLineReader lines are capped at max_line_bytes (TFQ_RESOURCE_EXHAUSTED beyond).
+ *
+ * Files are streamed through a buffer (256 KiB by default): memory does not grow with the size
+ * of a file, only with the longest line / record.
+ *
+ * Thread-safety: a tfq_reader may be used by several threads at once; every call on it is
+ * serialised by an internal mutex (a read blocked on an empty work queue holds it, as in TF). */
 #ifndef TFQ_READER_H
 #define TFQ_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
 #include <tfq/export.h>
+#include <tfq/queue.h>
 #include <tfq/status.h>
 #include <tfq/tensor.h>
+
+TFQ_EXTERN_C_BEGIN
+
+typedef enum tfq_reader_kind {
+  TFQ_READER_TEXT_LINE = 0,
+  TFQ_READER_FIXED_LENGTH = 1,
+  TFQ_READER_TFRECORD = 2,
+  TFQ_READER_WHOLE_FILE = 3,
+  TFQ_READER_IDENTITY = 4
+} tfq_reader_kind;
+
+/* The whole file is one stream: ZLIB = zlib-wrapped deflate (windowBits 15), GZIP = gzip
+ * (windowBits 31, every member of a multi-member file is read). */
+typedef enum tfq_compression {
+  TFQ_COMPRESSION_NONE = 0,
+  TFQ_COMPRESSION_ZLIB = 1,
+  TFQ_COMPRESSION_GZIP = 2
+} tfq_compression;
+
+/* TF's compression_type / encoding strings: "ZLIB" and "GZIP" (exact case); any other string,
+ * "" and NULL included, means TFQ_COMPRESSION_NONE, as in TF (no error).  Since: 0.1 */
+TFQ_API tfq_compression tfq_compression_from_string(const char *s);
+
+/* Default TextLineReader line cap. */
+#define TFQ_DEFAULT_MAX_LINE_BYTES ((size_t)64 << 20)
+/* Default read buffer (TF's TextLineReader buffer size). */
+#define TFQ_DEFAULT_READ_BUFFER_BYTES ((size_t)256 << 10)
+
+/* ---- options ---------------------------------------------------------------------------------
+ * Construction options.  Opaque.  Thread-safety: one thread at a time.
+ * Values are checked by tfq_reader_new() (with TF's messages), not by the setters. */
+typedef struct tfq_reader_options tfq_reader_options;
+
+/* Defaults: name = the kind's op name ("TextLineReaderV2", ...), skip_header_lines 0,
+ * record/header/footer/hop bytes 0, compression NONE, tf_compat_truncation 0,
+ * max_line_bytes TFQ_DEFAULT_MAX_LINE_BYTES, buffer_bytes TFQ_DEFAULT_READ_BUFFER_BYTES.
+ * @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED.
+ * Ownership: *out freed with tfq_reader_options_free() (NULL does nothing).  Since: 0.1 */
+TFQ_API tfq_code tfq_reader_options_new(tfq_reader_options **out, tfq_status *st) TFQ_WARN_UNUSED;
+TFQ_API void tfq_reader_options_free(tfq_reader_options *o);
+
+/* The node name used in messages ("TextLineReader '<name>'").  Copied; NULL restores the
+ * default.  @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED.  Since: 0.1 */
+TFQ_API tfq_code tfq_reader_options_set_name(tfq_reader_options *o, const char *name,
+                                             tfq_status *st) TFQ_WARN_UNUSED;
+/* TextLine: lines skipped at the start of every file (>= 0).  Since: 0.1 */
+TFQ_API void tfq_reader_options_set_skip_header_lines(tfq_reader_options *o, int64_t n);
+/* FixedLength: record, header, footer and hop sizes in decompressed bytes (each >= 0; hop 0
+ * means hop = record_bytes).  Since: 0.1 */
+TFQ_API void tfq_reader_options_set_record_bytes(tfq_reader_options *o, int64_t n);
+TFQ_API void tfq_reader_options_set_header_bytes(tfq_reader_options *o, int64_t n);
+TFQ_API void tfq_reader_options_set_footer_bytes(tfq_reader_options *o, int64_t n);
+TFQ_API void tfq_reader_options_set_hop_bytes(tfq_reader_options *o, int64_t n);
+/* Every kind except Identity: the file is one compressed stream.  Since: 0.1 */
+TFQ_API void tfq_reader_options_set_compression(tfq_reader_options *o, tfq_compression c);
+/* Nonzero: truncated files end silently as in TF (see the top of this file).  Since: 0.1 */
+TFQ_API void tfq_reader_options_set_tf_compat_truncation(tfq_reader_options *o, int on);
+/* TextLine: longest line accepted (>= 1).  Since: 0.1 */
+TFQ_API void tfq_reader_options_set_max_line_bytes(tfq_reader_options *o, size_t n);
+/* Size of the read buffer (and of the compressed-input buffer), >= 64.  Since: 0.1 */
+TFQ_API void tfq_reader_options_set_buffer_bytes(tfq_reader_options *o, size_t n);
+
+/* ---- readers ----------------------------------------------------------------------------------
+ */
+
+/* A reader.  Opaque.  Thread-safety: any thread, concurrently (internally serialised). */
+typedef struct tfq_reader tfq_reader;
+
+/* Creates a reader of `kind` configured by `opts` (NULL: defaults).
+ * @return TFQ_OK
+ *         TFQ_INVALID_ARGUMENT  TF's messages: "skip_header_lines must be >= 0 not -1",
+ *                               "record_bytes must be >= 0 not -1" (also header_bytes,
+ *                               footer_bytes, hop_bytes); an unknown kind; a zero line cap.
+ *         TFQ_RESOURCE_EXHAUSTED
+ * Ownership: `opts` copied; *out (NULL on failure) freed with tfq_reader_free().
+ * Thread-safety: any.  Since: 0.1 */
+TFQ_API tfq_code tfq_reader_new(tfq_reader_kind kind, const tfq_reader_options *opts,
+                                tfq_reader **out, tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Closes the current file and frees the reader.  NULL does nothing.
+ * REQUIRES: no call on `r` is in progress.  Since: 0.1 */
+TFQ_API void tfq_reader_free(tfq_reader *r);
+
+/* "<Kind> '<name>'", e.g. "TextLineReader 'TextLineReaderV2'".  Borrowed, valid while `r` lives.
+ * Since: 0.1 */
+TFQ_API const char *tfq_reader_name(const tfq_reader *r);
+
+/* Reads the next record, taking work units from `work` as needed (empty files are skipped).
+ * Blocks while it needs a work unit and `work` is open and empty.
+ * @return TFQ_OK            *key and *value are new scalar string tensors.
+ *         TFQ_OUT_OF_RANGE  `work` is closed and drained (the queue's message); or, with
+ *                           tf_compat_truncation, a FixedLength file shorter than its header
+ *                           ("reached end of file"; that file is skipped).
+ *         TFQ_CANCELLED     `cancel` triggered while waiting for a work unit.
+ *         TFQ_NOT_FOUND, TFQ_PERMISSION_DENIED, TFQ_UNKNOWN
+ *                           the work unit could not be opened ("<file>; No such file or
+ *                           directory"); the next call takes the next work unit (WholeFile:
+ *                           the same one again, as in TF).
+ *         TFQ_DATA_LOSS     corrupt or truncated data: TFRecord "corrupted record at <o>",
+ *                           "truncated record at <o>' failed with Read less bytes than
+ *                           requested", inflate errors, and tfq's truncation messages (file and
+ *                           offset).  Sticky: the next call meets it again until reset.
+ *         TFQ_RESOURCE_EXHAUSTED  out of memory, or a line longer than max_line_bytes.
+ *         TFQ_INVALID_ARGUMENT "Expected single component queue", "Expected queue with single
+ *                           string component", "Expected to dequeue a one-element string
+ *                           tensor".
+ *         A code kept from an earlier read_up_to is returned first (see read_up_to).
+ * Ownership: `work` and `cancel` borrowed; *key and *value (NULL on failure) freed with
+ * tfq_tensor_free().  Thread-safety: any (serialised).  Since: 0.1 */
+TFQ_API tfq_code tfq_reader_read(tfq_reader *r, tfq_queue *work, tfq_tensor **key,
+                                 tfq_tensor **value, tfq_cancel *cancel,
+                                 tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Reads up to `n` records of ONE work unit: the batch ends early at the end of a file, and never
+ * mixes files.  n == 0 returns empty tensors without touching `work`.
+ * If an error happens after k >= 1 records, returns TFQ_OK with those k records and keeps the
+ * error for the next read/read_up_to call on this reader (TF would drop the k records).
+ * @return TFQ_OK            *keys and *values are new [k] string tensors, 1 <= k <= n (k = 0
+ *                           only when n == 0).
+ *         TFQ_INVALID_ARGUMENT n < 0 ("num_records must be >= 0 not -1"), or as read.
+ *         others as tfq_reader_read (only when no record was read).
+ * Ownership: as tfq_reader_read.  Thread-safety: any (serialised).  Since: 0.1 */
+TFQ_API tfq_code tfq_reader_read_up_to(tfq_reader *r, tfq_queue *work, int64_t n, tfq_tensor **keys,
+                                       tfq_tensor **values, tfq_cancel *cancel,
+                                       tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Records produced since creation / the last reset or restore.  Since: 0.1 */
+TFQ_API int64_t tfq_reader_num_records_produced(tfq_reader *r);
+/* Work units finished (a file counts when the reader notices its end).  Since: 0.1 */
+TFQ_API int64_t tfq_reader_num_work_units_completed(tfq_reader *r);
+
+/* Abandons the current work unit (its remaining records are lost, the queue is untouched),
+ * zeroes the counters and forgets a kept error.  @return TFQ_OK.  Since: 0.1 */
+TFQ_API tfq_code tfq_reader_reset(tfq_reader *r, tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Serialises the counters and current work unit as TF's ReaderBaseState protobuf (proto3).
+ * Only IdentityReader and WholeFileReader support it, as in TF.
+ * @return TFQ_OK               *state (tfq_malloc'ed, free with tfq_free) and *len set; an
+ *                              untouched reader gives 0 bytes.
+ *         TFQ_UNIMPLEMENTED    "Reader SerializeState" for the other kinds.
+ *         TFQ_RESOURCE_EXHAUSTED
+ * Thread-safety: any (serialised).  Since: 0.1 */
+TFQ_API tfq_code tfq_reader_serialize_state(tfq_reader *r, char **state, size_t *len,
+                                            tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Restores a state from tfq_reader_serialize_state (or TF).  Any failure first resets the
+ * reader, as in TF.
+ * @return TFQ_OK
+ *         TFQ_UNIMPLEMENTED     "Reader RestoreState" (TextLine, FixedLength, TFRecord).
+ *         TFQ_INVALID_ARGUMENT  "Could not parse state for <Kind> '<name>': <C-escaped bytes>",
+ *                               "Unexpected negative value when restoring in ...",
+ *                               "Inconsistent work started vs. finished when restoring in ...".
+ * Ownership: `state` borrowed.  Thread-safety: any (serialised).  Since: 0.1 */
+TFQ_API tfq_code tfq_reader_restore_state(tfq_reader *r, const void *state, size_t len,
+                                          tfq_status *st) TFQ_WARN_UNUSED;
+
+/* ---- TFRecord writer and CRC32C ------------------------------------------------------------ */
+
+/* Writes TFRecord files: per record the little-endian uint64 length, its masked CRC32C, the
+ * payload and its masked CRC32C; with ZLIB or GZIP the whole file is one compressed stream.
+ * Opaque.  Thread-safety: one thread at a time. */
+typedef struct tfq_tfrecord_writer tfq_tfrecord_writer;
+
+/* Creates (truncates) `path`.
+ * @return TFQ_OK, TFQ_NOT_FOUND / TFQ_PERMISSION_DENIED / TFQ_UNKNOWN ("<path>; <reason>"),
+ *         TFQ_RESOURCE_EXHAUSTED.
+ * Ownership: *out freed with tfq_tfrecord_writer_free().  Since: 0.1 */
+TFQ_API tfq_code tfq_tfrecord_writer_new(const char *path, tfq_compression c,
+                                         tfq_tfrecord_writer **out, tfq_status *st) TFQ_WARN_UNUSED;
+/* Appends one record of `len` bytes.  @return TFQ_OK, TFQ_FAILED_PRECONDITION (closed), I/O
+ * codes, TFQ_RESOURCE_EXHAUSTED.  Ownership: `data` borrowed.  Since: 0.1 */
+TFQ_API tfq_code tfq_tfrecord_writer_write(tfq_tfrecord_writer *w, const void *data, size_t len,
+                                           tfq_status *st) TFQ_WARN_UNUSED;
+/* Pushes buffered bytes to the file (a compressed stream gets a Z_SYNC_FLUSH).  Since: 0.1 */
+TFQ_API tfq_code tfq_tfrecord_writer_flush(tfq_tfrecord_writer *w, tfq_status *st) TFQ_WARN_UNUSED;
+/* Finishes the stream and closes the file; later writes fail.  Idempotent.  Since: 0.1 */
+TFQ_API tfq_code tfq_tfrecord_writer_close(tfq_tfrecord_writer *w, tfq_status *st) TFQ_WARN_UNUSED;
+/* Closes (ignoring errors) and frees.  NULL does nothing.  Since: 0.1 */
+TFQ_API void tfq_tfrecord_writer_free(tfq_tfrecord_writer *w);
+
+/* CRC32C (Castagnoli) of data[0..n) continuing from `crc` (0 to start); uses the SSE4.2 crc32
+ * instruction when the CPU has it.  Thread-safety: any.  Since: 0.1 */
+TFQ_API uint32_t tfq_crc32c_extend(uint32_t crc, const void *data, size_t n);
+/* TFRecord's masking: rotate right by 15, add 0xA282EAD8; and its inverse.  Since: 0.1 */
+TFQ_API uint32_t tfq_crc32c_mask(uint32_t crc);
+TFQ_API uint32_t tfq_crc32c_unmask(uint32_t masked);
+
+TFQ_EXTERN_C_END
+
 #endif

@@ -20,6 +20,7 @@
 #include <tfq/csv.h>
 #include <tfq/export.h>
 #include <tfq/queue.h>
+#include <tfq/producer.h>
 #include <tfq/reader.h>
 #include <tfq/status.h>
 #include <tfq/tensor.h>

@@ -1,0 +1,144 @@
+/* Input producers with TensorFlow 1.x semantics (tf.train.input_producer and friends).
+ *
+ * A producer fills a FIFOQueue with the rows (slices along dimension 0) of its input tensors,
+ * once per epoch, each epoch a fresh permutation when shuffling (PCG32 seeded from `seed`), and
+ * closes the queue after `num_epochs` epochs, so consumers see OUT_OF_RANGE once the queue is
+ * drained.  Three ways to run one:
+ *
+ *  - tfq_producer_step(): one epoch per call, TFQ_OUT_OF_RANGE "Reached limit of <n>" after
+ *    num_epochs (TF's limit_epochs); the shape `tfq_code step(void *ctx, tfq_status *)` that a
+ *    QueueRunner runs on its threads (it closes the queue when every thread hit OUT_OF_RANGE);
+ *  - tfq_producer_run(): every epoch then close, on the calling thread (blocking: works with a
+ *    bounded capacity while consumers run on other threads);
+ *  - tfq_string_input_producer() and friends: create the queue (capacity 32 by default, as TF)
+ *    and start one thread running tfq_producer_run(), with a join/stop handle.
+ *
+ * Deviations: TF's slice_input_producer queues indices and gathers at dequeue time; tfq queues
+ * the row tuples themselves (same pairing and order), and checks that every tensor has the same
+ * dimension 0 (TF does not).  seed unset (the default) draws a seed from the clock, like TF's
+ * seed=None. */
+#ifndef TFQ_PRODUCER_H
+#define TFQ_PRODUCER_H
+
+#include <stdint.h>
+#include <tfq/export.h>
+#include <tfq/queue.h>
+#include <tfq/status.h>
+#include <tfq/tensor.h>
+
+TFQ_EXTERN_C_BEGIN
+
+/* num_epochs value meaning "no limit" (TF's num_epochs=None). */
+#define TFQ_EPOCHS_UNLIMITED ((int64_t)-1)
+
+/* Options.  Opaque.  Thread-safety: one thread at a time.
+ * Defaults: num_epochs TFQ_EPOCHS_UNLIMITED, shuffle 1, seed unset, capacity 32. */
+typedef struct tfq_producer_options tfq_producer_options;
+
+/* @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED.  Ownership: *out freed with
+ * tfq_producer_options_free() (NULL does nothing).  Since: 0.1 */
+TFQ_API tfq_code tfq_producer_options_new(tfq_producer_options **out,
+                                          tfq_status *st) TFQ_WARN_UNUSED;
+TFQ_API void tfq_producer_options_free(tfq_producer_options *o);
+/* > 0, or TFQ_EPOCHS_UNLIMITED; other values are refused when the producer is created
+ * ("num_epochs must be > 0 not 0.").  Since: 0.1 */
+TFQ_API void tfq_producer_options_set_num_epochs(tfq_producer_options *o, int64_t n);
+TFQ_API void tfq_producer_options_set_shuffle(tfq_producer_options *o, int shuffle);
+TFQ_API void tfq_producer_options_set_seed(tfq_producer_options *o, uint64_t seed);
+/* Capacity of the queue the convenience functions create (negative: unbounded).  Since: 0.1 */
+TFQ_API void tfq_producer_options_set_capacity(tfq_producer_options *o, int64_t capacity);
+
+/* ---- the step object ------------------------------------------------------------------------ */
+
+/* Opaque.  Thread-safety: tfq_producer_step may be called from several threads at once
+ * (internally serialised per epoch); the others one thread at a time. */
+typedef struct tfq_producer tfq_producer;
+
+/* A producer of the rows of `rows` (one component per queue component: same dtypes, each of
+ * rank >= 1, shapes[1:] equal to the queue's shapes, all with the same dimension 0) into `q`.
+ * @return TFQ_OK
+ *         TFQ_INVALID_ARGUMENT "num_epochs must be > 0 not <n>."; a scalar input ("Either
+ *                              `input_tensor` must have a fully defined shape or
+ *                              `element_shape` must be specified"); dtype/shape/count mismatch
+ *                              with the queue; differing dimension 0.
+ *         TFQ_RESOURCE_EXHAUSTED
+ * Ownership: `q` and the tensors of `rows` gain a reference held until tfq_producer_free();
+ * `rows` and `o` (NULL: defaults) are borrowed for the call.  Since: 0.1 */
+TFQ_API tfq_code tfq_producer_new(tfq_queue *q, const tfq_tuple *rows,
+                                  const tfq_producer_options *o, tfq_producer **out,
+                                  tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Frees the producer.  NULL does nothing.  REQUIRES: no call on it in progress.  Since: 0.1 */
+TFQ_API void tfq_producer_free(tfq_producer *p);
+
+/* Enqueues one epoch (enqueue_many of every row, permuted if shuffling).  `ctx` is a
+ * tfq_producer*.  Blocks while the queue is full.
+ * @return TFQ_OK               one epoch enqueued.
+ *         TFQ_OUT_OF_RANGE     "Reached limit of <num_epochs>": nothing enqueued.
+ *         TFQ_INVALID_ARGUMENT zero rows: "<what> requires a non-null input tensor" (TF's Assert
+ *                              in string_input_producer).
+ *         TFQ_CANCELLED        the queue was closed, or the producer's cancel triggered (see
+ *                              tfq_producer_cancel), while enqueuing.
+ *         TFQ_RESOURCE_EXHAUSTED
+ * Thread-safety: any.  Since: 0.1 */
+TFQ_API tfq_code tfq_producer_step(void *ctx, tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Runs steps until OUT_OF_RANGE, then closes the queue (a plain close) and returns TFQ_OK.  On
+ * any other error closes the queue with cancel_pending_enqueues (consumers then drain what was
+ * queued and see OUT_OF_RANGE, as a Coordinator would arrange in TF) and returns the error.
+ * With TFQ_EPOCHS_UNLIMITED it runs until the queue is closed or the producer cancelled.
+ * Thread-safety: any, one run at a time.  Since: 0.1 */
+TFQ_API tfq_code tfq_producer_run(tfq_producer *p, tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Makes a blocked or future step fail with CANCELLED.  Thread-safety: any.  Since: 0.1 */
+TFQ_API void tfq_producer_cancel(tfq_producer *p);
+
+/* ---- convenience: queue + thread ------------------------------------------------------------ */
+
+/* A producer running tfq_producer_run() on its own thread.  Opaque.
+ * Thread-safety: one thread at a time. */
+typedef struct tfq_producer_thread tfq_producer_thread;
+
+/* TF's input_producer: a FIFOQueue(capacity, dtypes and shapes[1:] of `rows`) named
+ * "input_producer" filled by a new thread.
+ * @return TFQ_OK (*queue has one reference for the caller, *thread must be joined),
+ *         the codes of tfq_producer_new, TFQ_RESOURCE_EXHAUSTED (also when no thread can start).
+ * Ownership: `rows`, `o` borrowed; *queue freed with tfq_queue_free() after the join.
+ * Since: 0.1 */
+TFQ_API tfq_code tfq_input_producer(const tfq_tuple *rows, const tfq_producer_options *o,
+                                    tfq_queue **queue, tfq_producer_thread **thread,
+                                    tfq_status *st) TFQ_WARN_UNUSED;
+
+/* TF's string_input_producer over a 1-D string tensor.  NULL: INVALID_ARGUMENT
+ * "string_input_producer requires a non-null input tensor"; not a 1-D string tensor:
+ * INVALID_ARGUMENT.  An empty tensor starts a thread whose step fails (INVALID_ARGUMENT, which
+ * join reports) after closing the queue, so consumers see OUT_OF_RANGE (TF's testNullString).
+ * Since: 0.1 */
+TFQ_API tfq_code tfq_string_input_producer(const tfq_tensor *strings, const tfq_producer_options *o,
+                                           tfq_queue **queue, tfq_producer_thread **thread,
+                                           tfq_status *st) TFQ_WARN_UNUSED;
+
+/* TF's range_input_producer: int32 scalars 0..limit-1 (limit >= 0).  Since: 0.1 */
+TFQ_API tfq_code tfq_range_input_producer(int32_t limit, const tfq_producer_options *o,
+                                          tfq_queue **queue, tfq_producer_thread **thread,
+                                          tfq_status *st) TFQ_WARN_UNUSED;
+
+/* TF's slice_input_producer: the queue holds tuples of matching rows of every tensor in
+ * `tensors` (NULL: INVALID_ARGUMENT "Expected at least one tensor in slice_input_producer().").
+ * Since: 0.1 */
+TFQ_API tfq_code tfq_slice_input_producer(const tfq_tuple *tensors, const tfq_producer_options *o,
+                                          tfq_queue **queue, tfq_producer_thread **thread,
+                                          tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Waits for the thread, frees the handle (and its producer) and returns the code of its
+ * tfq_producer_run (message in `st`).  NULL returns TFQ_OK.  Since: 0.1 */
+TFQ_API tfq_code tfq_producer_thread_join(tfq_producer_thread *t, tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Asks the thread to stop: cancels its producer and closes the queue with
+ * cancel_pending_enqueues.  Join afterwards (it then reports TFQ_CANCELLED unless the run had
+ * finished).  Thread-safety: any.  Since: 0.1 */
+TFQ_API void tfq_producer_thread_stop(tfq_producer_thread *t);
+
+TFQ_EXTERN_C_END
+
+#endif

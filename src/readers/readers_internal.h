@@ -1,0 +1,126 @@
+/* Private declarations of src/readers (never installed).  Symbols here are tfq__* and hidden. */
+#ifndef TFQ_READERS_INTERNAL_H
+#define TFQ_READERS_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <tfq/producer.h>
+#include <tfq/reader.h>
+
+#include "../core/core_internal.h"
+
+/* ---- buffered (optionally inflating) input: zstream.c, the only file that calls zlib ---- */
+
+/* A file read through a buffer of decompressed bytes.  Memory is the buffer (grown only when a
+ * caller asks for more contiguous bytes than it holds) plus, when compressed, a raw input
+ * buffer of the same initial size and zlib's state.  One thread at a time. */
+typedef struct tfq__instream tfq__instream;
+
+/* Opens `path`.  NOT_FOUND / PERMISSION_DENIED / UNKNOWN with "<path>; <strerror>" as TF says,
+ * RESOURCE_EXHAUSTED.  `tf_compat`: a compressed stream cut short ends silently (TF) instead of
+ * DATA_LOSS. */
+tfq_code tfq__instream_open(const char *path, tfq_compression c, size_t bufsize, int tf_compat,
+                            tfq__instream **out, tfq_status *st);
+void tfq__instream_close(tfq__instream *s);
+/* Makes at least `want` bytes available at the current position, growing the buffer if needed;
+ * *p and *avail receive the buffered bytes (avail < want only at a clean end of stream).  A
+ * corrupt or truncated stream returns DATA_LOSS once the good bytes before it are consumed. */
+tfq_code tfq__instream_ensure(tfq__instream *s, size_t want, const char **p, size_t *avail,
+                              tfq_status *st);
+/* The bytes buffered now (without reading). */
+const char *tfq__instream_peek(tfq__instream *s, size_t *avail);
+void tfq__instream_consume(tfq__instream *s, size_t n);
+/* Decompressed offset of the current position. */
+uint64_t tfq__instream_pos(const tfq__instream *s);
+/* Current buffer capacity (for tests and the line cap). */
+size_t tfq__instream_capacity(const tfq__instream *s);
+/* Shrinks a buffer that grew past its initial size back (when nothing large is buffered). */
+void tfq__instream_trim(tfq__instream *s);
+
+/* Buffered (optionally deflating) output for the TFRecord writer. */
+typedef struct tfq__outstream tfq__outstream;
+tfq_code tfq__outstream_open(const char *path, tfq_compression c, tfq__outstream **out,
+                             tfq_status *st);
+tfq_code tfq__outstream_write(tfq__outstream *s, const void *p, size_t n, tfq_status *st);
+tfq_code tfq__outstream_flush(tfq__outstream *s, tfq_status *st);
+/* Finishes the stream and closes the file; frees `s` in every case. */
+tfq_code tfq__outstream_close(tfq__outstream *s, tfq_status *st);
+
+/* ---- CRC32C (crc32c.c) ---- */
+uint32_t tfq__crc32c_sw(uint32_t crc, const void *p, size_t n);
+/* Hardware version; REQUIRES tfq__crc32c_hw_available(). */
+uint32_t tfq__crc32c_hw(uint32_t crc, const void *p, size_t n);
+int tfq__crc32c_hw_available(void);
+
+/* ---- string batches built in place ---- */
+typedef struct tfq__strbatch {
+  tfq_tensor *t; /* rank 1, capacity = t->dims[0] */
+  int64_t n;
+} tfq__strbatch;
+tfq_code tfq__strbatch_init(tfq__strbatch *b, int64_t cap);
+tfq_code tfq__strbatch_push(tfq__strbatch *b, const char *p, size_t len);
+/* Hands out the tensor: [n] strings, or a scalar when `scalar` (REQUIRES n == 1). */
+tfq_code tfq__strbatch_finish(tfq__strbatch *b, int scalar, tfq_tensor **out);
+void tfq__strbatch_free(tfq__strbatch *b);
+
+/* ---- readers ---- */
+struct tfq_reader_options {
+  char *name;
+  int64_t skip_header_lines, record_bytes, header_bytes, footer_bytes, hop_bytes;
+  tfq_compression compression;
+  int tf_compat_truncation;
+  size_t max_line_bytes, buffer_bytes;
+};
+
+typedef struct tfq__sink {
+  tfq__strbatch keys, values;
+} tfq__sink;
+
+typedef struct tfq__reader_ops {
+  const char *kind_name; /* "TextLineReader" */
+  const char *op_name;   /* default node name */
+  int serializable;
+  /* OnWorkStarted: opens current_work.  NULL: nothing to do. */
+  tfq_code (*start)(tfq_reader *r, tfq_status *st);
+  /* Produces at most one record into `out`. */
+  tfq_code (*next)(tfq_reader *r, tfq__sink *out, int *produced, int *at_end, tfq_status *st);
+  /* OnWorkFinished / reset: closes the file and clears per-file state. */
+  void (*finish)(tfq_reader *r);
+} tfq__reader_ops;
+
+struct tfq_reader {
+  pthread_mutex_t mu;
+  const tfq__reader_ops *ops;
+  tfq_reader_options o;
+  char *display; /* "TextLineReader 'name'" */
+  int64_t work_started, work_finished, records;
+  char *work; /* current work unit, NUL-terminated copy (may hold NUL inside: work_len) */
+  size_t work_len, work_cap;
+  /* a read_up_to that met an error after k records hands the error to the next call */
+  tfq_code pend_code;
+  char pend_msg[TFQ__MSG_CAP];
+  /* per file */
+  tfq__instream *in;
+  int64_t index;  /* line number / record index */
+  uint64_t skip;  /* FixedLength: bytes of a hop still to skip */
+  size_t scanned; /* TextLine: bytes already searched for '\n' */
+  /* key buffer: "<work>:" followed by digits */
+  char *key;
+  size_t key_cap;
+};
+
+extern const tfq__reader_ops tfq__textline_ops, tfq__fixedlen_ops, tfq__tfrecord_ops,
+    tfq__wholefile_ops, tfq__identity_ops;
+
+/* Pushes key "<work>:<num>" and the value. */
+tfq_code tfq__reader_emit_num(tfq_reader *r, tfq__sink *out, uint64_t num, const char *v,
+                              size_t vlen, tfq_status *st);
+/* Opens r->work with the reader's compression options. */
+tfq_code tfq__reader_open(tfq_reader *r, tfq_status *st);
+
+/* ---- producers ---- */
+tfq_code tfq__input_producer_named(const tfq_tuple *rows, const tfq_producer_options *o,
+                                   const char *what, tfq_queue **queue,
+                                   tfq_producer_thread **thread, tfq_status *st);
+
+#endif

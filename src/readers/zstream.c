@@ -1,0 +1,403 @@
+/* Buffered file input and output, plain or through zlib.  This is the only file of tfq that
+ * calls zlib (DESIGN.md §2).  inflate()/deflate() are driven directly over our own read()/write()
+ * buffers, not through gzFile: gzread reads plain files transparently and reports a truncated
+ * stream only through gzerror (style-and-reliability.md §B8). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "readers_internal.h"
+
+static voidpf z_alloc(voidpf opaque, uInt items, uInt size) {
+  (void)opaque;
+  size_t total;
+  if (!tfq__mul_ok(items, size, &total)) return Z_NULL;
+  return tfq_malloc(total);
+}
+
+static void z_free(voidpf opaque, voidpf p) {
+  (void)opaque;
+  tfq_free(p);
+}
+
+static tfq_code errno_status(const char *path, int err, tfq_status *st) {
+  tfq_code c = TFQ_UNKNOWN;
+  if (err == ENOENT || err == ENOTDIR)
+    c = TFQ_NOT_FOUND;
+  else if (err == EACCES || err == EPERM)
+    c = TFQ_PERMISSION_DENIED;
+  else if (err == ENOMEM)
+    c = TFQ_RESOURCE_EXHAUSTED;
+  else if (err == EISDIR)
+    c = TFQ_FAILED_PRECONDITION;
+  return tfq_status_set(st, c, "%s; %s", path, strerror(err));
+}
+
+static const char *comp_name(tfq_compression c) {
+  return c == TFQ_COMPRESSION_GZIP ? "GZIP" : c == TFQ_COMPRESSION_ZLIB ? "ZLIB" : "";
+}
+
+/* ---- input ---- */
+
+struct tfq__instream {
+  int fd;
+  char *path;
+  tfq_compression comp;
+  int tf_compat;
+  char *buf; /* decompressed bytes [pos, len) are unread */
+  size_t pos, len, cap, init_cap;
+  uint64_t base; /* stream offset of buf[0] */
+  int eof;       /* no more bytes will come */
+  tfq_code err;  /* error to report once the buffered bytes are used up */
+  char errmsg[TFQ__MSG_CAP];
+  /* compressed input */
+  z_stream z;
+  int z_live, z_ended;
+  unsigned char *in;
+  size_t in_cap;
+  int raw_eof;
+  uint64_t raw_off; /* compressed bytes read from the file */
+};
+
+tfq_code tfq__instream_open(const char *path, tfq_compression c, size_t bufsize, int tf_compat,
+                            tfq__instream **out, tfq_status *st) {
+  *out = NULL;
+  if (bufsize < 64) bufsize = 64;
+  tfq__instream *s = tfq__calloc(1, sizeof *s);
+  if (!s) return TFQ__OOM(st);
+  s->fd = -1;
+  s->comp = c;
+  s->tf_compat = tf_compat;
+  s->path = tfq__strdup(path);
+  s->buf = tfq_malloc(bufsize);
+  s->cap = s->init_cap = bufsize;
+  if (!s->path || !s->buf) goto oom;
+  if (c != TFQ_COMPRESSION_NONE) {
+    s->in = tfq_malloc(bufsize);
+    s->in_cap = bufsize;
+    if (!s->in) goto oom;
+    s->z.zalloc = z_alloc;
+    s->z.zfree = z_free;
+    int zr = inflateInit2(&s->z, c == TFQ_COMPRESSION_GZIP ? 31 : 15);
+    if (zr == Z_MEM_ERROR) goto oom;
+    if (zr != Z_OK) {
+      tfq__instream_close(s);
+      return tfq_status_set(st, TFQ_INTERNAL, "inflateInit2() failed with error %d", zr);
+    }
+    s->z_live = 1;
+  }
+  s->fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (s->fd < 0) {
+    int err = errno;
+    tfq__instream_close(s);
+    return errno_status(path, err, st);
+  }
+#ifdef POSIX_FADV_SEQUENTIAL
+  (void)posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+  *out = s;
+  return TFQ_OK;
+oom:
+  tfq__instream_close(s);
+  return TFQ__OOM(st);
+}
+
+void tfq__instream_close(tfq__instream *s) {
+  if (!s) return;
+  if (s->fd >= 0) close(s->fd);
+  if (s->z_live) inflateEnd(&s->z);
+  tfq_free(s->in);
+  tfq_free(s->buf);
+  tfq_free(s->path);
+  tfq_free(s);
+}
+
+static ssize_t read_full(int fd, void *p, size_t n) {
+  for (;;) {
+    ssize_t k = read(fd, p, n);
+    if (k >= 0 || errno != EINTR) return k;
+  }
+}
+
+static void set_err(tfq__instream *s, tfq_code c, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_err(tfq__instream *s, tfq_code c, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(s->errmsg, sizeof s->errmsg, fmt, ap);
+  va_end(ap);
+  s->err = c;
+  s->eof = 1;
+}
+
+/* Appends decompressed bytes into buf[len, cap).  Sets eof or err when nothing more comes. */
+static void fill(tfq__instream *s) {
+  if (s->comp == TFQ_COMPRESSION_NONE) {
+    ssize_t k = read_full(s->fd, s->buf + s->len, s->cap - s->len);
+    if (k < 0) {
+      s->err = errno == ENOMEM ? TFQ_RESOURCE_EXHAUSTED : TFQ_UNKNOWN;
+      snprintf(s->errmsg, sizeof s->errmsg, "%s; %s", s->path, strerror(errno));
+      s->eof = 1;
+    } else if (k == 0) {
+      s->eof = 1;
+    } else {
+      s->len += (size_t)k;
+    }
+    return;
+  }
+  size_t start = s->len;
+  while (s->len == start && !s->eof) {
+    if (s->z.avail_in == 0 && !s->raw_eof) {
+      ssize_t k = read_full(s->fd, s->in, s->in_cap);
+      if (k < 0) {
+        set_err(s, TFQ_UNKNOWN, "%s; %s", s->path, strerror(errno));
+        return;
+      }
+      if (k == 0) s->raw_eof = 1;
+      s->raw_off += (uint64_t)k;
+      s->z.next_in = s->in;
+      s->z.avail_in = (uInt)k;
+    }
+    if (s->z_ended) {
+      /* Between gzip members: another member follows only if more input exists. */
+      if (s->z.avail_in == 0) {
+        if (s->raw_eof) s->eof = 1;
+        continue;
+      }
+      if (inflateReset(&s->z) != Z_OK) {
+        set_err(s, TFQ_INTERNAL, "%s: inflateReset failed", s->path);
+        return;
+      }
+      s->z_ended = 0;
+    }
+    if (s->z.avail_in == 0 && s->raw_eof) {
+      /* The file ended inside the compressed stream. */
+      if (s->tf_compat || (s->raw_off == 0)) {
+        s->eof = 1; /* TF ends silently; an empty file is an empty stream */
+      } else {
+        set_err(s, TFQ_DATA_LOSS,
+                "truncated %s stream: %s ends at compressed offset %llu (decompressed offset "
+                "%llu) before the end of the stream",
+                comp_name(s->comp), s->path, (unsigned long long)s->raw_off,
+                (unsigned long long)(s->base + s->len));
+      }
+      return;
+    }
+    s->z.next_out = (Bytef *)s->buf + s->len;
+    s->z.avail_out = (uInt)(s->cap - s->len);
+    uInt before_in = s->z.avail_in;
+    int zr = inflate(&s->z, Z_NO_FLUSH);
+    s->len = s->cap - s->z.avail_out;
+    if (zr == Z_STREAM_END) {
+      if (s->comp == TFQ_COMPRESSION_GZIP) {
+        s->z_ended = 1; /* multi-member gzip: TF 2.x reads every member */
+      } else {
+        s->z_ended = 1;
+        s->eof = s->len == start; /* ZLIB: one stream; trailing bytes are ignored */
+        s->raw_eof = 1;
+        s->z.avail_in = 0;
+      }
+    } else if (zr == Z_BUF_ERROR) {
+      if (before_in != 0) { /* no progress with input available: cannot happen */
+        set_err(s, TFQ_DATA_LOSS, "inflate() failed with error -5 (%s)", s->path);
+        return;
+      }
+    } else if (zr != Z_OK) {
+      if (zr == Z_MEM_ERROR) {
+        set_err(s, TFQ_RESOURCE_EXHAUSTED, "out of memory in inflate() for %s", s->path);
+        return;
+      }
+      set_err(s, TFQ_DATA_LOSS,
+              "inflate() failed with error %d%s%s (%s, near compressed offset %llu)", zr,
+              s->z.msg ? ": " : "", s->z.msg ? s->z.msg : "", s->path,
+              (unsigned long long)(s->raw_off - s->z.avail_in));
+      return;
+    }
+  }
+}
+
+tfq_code tfq__instream_ensure(tfq__instream *s, size_t want, const char **p, size_t *avail,
+                              tfq_status *st) {
+  if (s->len - s->pos < want && !s->eof) {
+    if (s->pos > 0) {
+      memmove(s->buf, s->buf + s->pos, s->len - s->pos);
+      s->base += s->pos;
+      s->len -= s->pos;
+      s->pos = 0;
+    }
+    if (want > s->cap) {
+      size_t nc = s->cap * 2 > want ? s->cap * 2 : want;
+      char *nb = tfq_realloc(s->buf, nc);
+      if (!nb) return TFQ__OOM(st);
+      s->buf = nb;
+      s->cap = nc;
+    }
+    while (s->len < want && !s->eof) fill(s);
+  }
+  *p = s->buf + s->pos;
+  *avail = s->len - s->pos;
+  if (*avail < want && s->err) return tfq_status_set(st, s->err, "%s", s->errmsg);
+  return TFQ_OK;
+}
+
+const char *tfq__instream_peek(tfq__instream *s, size_t *avail) {
+  *avail = s->len - s->pos;
+  return s->buf + s->pos;
+}
+
+void tfq__instream_consume(tfq__instream *s, size_t n) {
+  s->pos += n;
+  if (s->pos == s->len) {
+    s->base += s->pos;
+    s->pos = s->len = 0;
+  }
+}
+
+uint64_t tfq__instream_pos(const tfq__instream *s) { return s->base + s->pos; }
+size_t tfq__instream_capacity(const tfq__instream *s) { return s->cap; }
+
+void tfq__instream_trim(tfq__instream *s) {
+  if (s->cap <= s->init_cap || s->len - s->pos > s->init_cap) return;
+  memmove(s->buf, s->buf + s->pos, s->len - s->pos);
+  s->base += s->pos;
+  s->len -= s->pos;
+  s->pos = 0;
+  char *nb = tfq_realloc(s->buf, s->init_cap);
+  if (!nb) return;
+  s->buf = nb;
+  s->cap = s->init_cap;
+}
+
+/* ---- output ---- */
+
+#define OUT_BUF (256u << 10)
+
+struct tfq__outstream {
+  int fd;
+  char *path;
+  tfq_compression comp;
+  unsigned char *buf; /* bytes waiting for write() */
+  size_t len;
+  z_stream z;
+  int z_live;
+};
+
+static tfq_code write_all(tfq__outstream *s, const void *p, size_t n, tfq_status *st) {
+  const char *c = p;
+  while (n) {
+    ssize_t k = write(s->fd, c, n);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return errno_status(s->path, errno, st);
+    }
+    c += k;
+    n -= (size_t)k;
+  }
+  return TFQ_OK;
+}
+
+static tfq_code drain(tfq__outstream *s, tfq_status *st) {
+  tfq_code c = write_all(s, s->buf, s->len, st);
+  s->len = 0;
+  return c;
+}
+
+tfq_code tfq__outstream_open(const char *path, tfq_compression c, tfq__outstream **out,
+                             tfq_status *st) {
+  *out = NULL;
+  tfq__outstream *s = tfq__calloc(1, sizeof *s);
+  if (!s) return TFQ__OOM(st);
+  s->fd = -1;
+  s->comp = c;
+  s->path = tfq__strdup(path);
+  s->buf = tfq_malloc(OUT_BUF);
+  if (!s->path || !s->buf) goto oom;
+  if (c != TFQ_COMPRESSION_NONE) {
+    s->z.zalloc = z_alloc;
+    s->z.zfree = z_free;
+    int zr = deflateInit2(&s->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED,
+                          c == TFQ_COMPRESSION_GZIP ? 31 : 15, 8, Z_DEFAULT_STRATEGY);
+    if (zr != Z_OK) goto oom;
+    s->z_live = 1;
+  }
+  s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (s->fd < 0) {
+    int err = errno;
+    tfq_code code = errno_status(path, err, st);
+    (void)tfq__outstream_close(s, NULL);
+    return code;
+  }
+  *out = s;
+  return TFQ_OK;
+oom:
+  (void)tfq__outstream_close(s, NULL);
+  return TFQ__OOM(st);
+}
+
+static tfq_code deflate_some(tfq__outstream *s, const void *p, size_t n, int flush,
+                             tfq_status *st) {
+  s->z.next_in = (Bytef *)(uintptr_t)p;
+  s->z.avail_in = (uInt)n;
+  for (;;) {
+    s->z.next_out = s->buf + s->len;
+    s->z.avail_out = (uInt)(OUT_BUF - s->len);
+    int zr = deflate(&s->z, flush);
+    s->len = OUT_BUF - s->z.avail_out;
+    if (zr == Z_STREAM_ERROR) return tfq_status_set(st, TFQ_INTERNAL, "deflate() failed");
+    if (s->len == OUT_BUF) {
+      tfq_code c = drain(s, st);
+      if (c) return c;
+      continue;
+    }
+    if (s->z.avail_in == 0 && (flush == Z_NO_FLUSH || zr == Z_STREAM_END || flush == Z_SYNC_FLUSH))
+      return TFQ_OK;
+  }
+}
+
+tfq_code tfq__outstream_write(tfq__outstream *s, const void *p, size_t n, tfq_status *st) {
+  if (s->comp != TFQ_COMPRESSION_NONE) {
+    const char *c = p;
+    while (n) { /* avail_in is a uInt */
+      size_t k = n > (1u << 30) ? (1u << 30) : n;
+      tfq_code code = deflate_some(s, c, k, Z_NO_FLUSH, st);
+      if (code) return code;
+      c += k;
+      n -= k;
+    }
+    return TFQ_OK;
+  }
+  if (s->len + n > OUT_BUF) {
+    tfq_code c = drain(s, st);
+    if (c) return c;
+    if (n >= OUT_BUF) return write_all(s, p, n, st);
+  }
+  memcpy(s->buf + s->len, p, n);
+  s->len += n;
+  return TFQ_OK;
+}
+
+tfq_code tfq__outstream_flush(tfq__outstream *s, tfq_status *st) {
+  if (s->comp != TFQ_COMPRESSION_NONE) {
+    tfq_code c = deflate_some(s, NULL, 0, Z_SYNC_FLUSH, st);
+    if (c) return c;
+  }
+  return drain(s, st);
+}
+
+tfq_code tfq__outstream_close(tfq__outstream *s, tfq_status *st) {
+  if (!s) return TFQ_OK;
+  tfq_code c = TFQ_OK;
+  if (s->fd >= 0) {
+    if (s->z_live) c = deflate_some(s, NULL, 0, Z_FINISH, st);
+    if (!c) c = drain(s, st);
+    if (close(s->fd) != 0 && !c) c = errno_status(s->path, errno, st);
+  }
+  if (s->z_live) deflateEnd(&s->z);
+  tfq_free(s->buf);
+  tfq_free(s->path);
+  tfq_free(s);
+  return c;
+}
