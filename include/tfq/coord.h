@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <tfq/csv.h>
 #include <tfq/export.h>
+#include <tfq/producer.h>
 #include <tfq/reader.h>
 #include <tfq/queue.h>
 #include <tfq/status.h>
@@ -183,6 +184,12 @@ TFQ_API tfq_code tfq_read_decode_step(void *op, tfq_cancel *cancel, tfq_status *
 
 /* Frees the op.  NULL: no-op.  REQUIRES: no runner is running it.  Since: 0.1 */
 TFQ_API void tfq_read_decode_op_free(tfq_read_decode_op *op);
+
+/* A producer (producer.h) as a runner op: each run enqueues one epoch; OUT_OF_RANGE after
+ * num_epochs, so the runner closes the queue — TF's input_producer + QueueRunner.  A blocked
+ * enqueue wakes when the coordinator stops through the runner's close-on-stop cancel of the
+ * queue.  `producer` is a tfq_producer*.  Since: 0.1 */
+TFQ_API tfq_code tfq_producer_op_step(void *producer, tfq_cancel *cancel, tfq_status *st);
 
 /* queue → queue: each run moves up to `batch` elements (dequeue_up_to, then enqueue_many). */
 typedef struct tfq_transfer_op tfq_transfer_op;

@@ -193,3 +193,8 @@ void tfq_transfer_op_free(tfq_transfer_op *op) {
   tfq_queue_free(op->to);
   tfq_free(op);
 }
+
+tfq_code tfq_producer_op_step(void *producer, tfq_cancel *cancel, tfq_status *st) {
+  (void)cancel; /* the runner's close-on-stop cancel of the producer's queue wakes it */
+  return tfq_producer_step(producer, st);
+}
