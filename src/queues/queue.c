@@ -573,6 +573,12 @@ static void run_attempt(tfq_queue *q, tfq__attempt *a, tfq_cancel *cancel, int64
   }
   int64_t deadline = timeout_us >= 0 ? tfq__now_ns() + timeout_us * 1000 : -1;
   tfq__lock(&q->mu);
+  /* The cancel may have fired between the registration and this lock: it then completed the
+   * attempt before it was linked, so it must not be linked now. */
+  if (atomic_load_explicit(&a->state, memory_order_relaxed)) {
+    tfq__unlock(&q->mu);
+    goto done;
+  }
   if (a->kind == ATT_DEQUEUE)
     list_append(&q->d_head, &q->d_tail, a);
   else
@@ -619,7 +625,7 @@ static void run_attempt(tfq_queue *q, tfq__attempt *a, tfq_cancel *cancel, int64
   }
   tfq__unlock(&q->mu);
 done:
-  atomic_thread_fence(memory_order_acquire);
+  /* Every path here either held q->mu or read `state` with acquire: the result is visible. */
   cancel_unregister(cancel, a);
 }
 
