@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Peers of bench/bench_decode.c on the same files, one thread each, best of 3 runs:
+"""Peers of bench/bench_decode.c on the same files, one thread each, median of 5 runs (1 for TF; best wall
+time and median process CPU time printed too):
 pandas read_csv (C engine, explicit dtypes), pyarrow.csv (use_threads=False), TensorFlow's
 decode_csv on batches of 1,024 lines (tf.compat.v1 kernel, eager), and tf.data CsvDataset.
 Usage: .venv/bin/python bench/peers_decode.py D1.csv D4.csv   (missing peers print n/a)."""
 import os
+import statistics
 import sys
 import time
 
@@ -12,29 +14,33 @@ NF, NI = 6, 3
 NAMES = ["f%d" % i for i in range(NF)] + ["i%d" % i for i in range(NI)] + ["s"]
 
 
-def best(fn, runs=3):
-    t = 1e30
+def measure(fn, runs=3):
+    """Median wall time, best wall time and median process CPU time of `runs` runs."""
+    walls, cpus = [], []
     out = None
     for _ in range(runs):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         out = fn()
-        t = min(t, time.perf_counter() - t0)
-    return t, out
+        cpus.append(time.process_time() - c0)
+        walls.append(time.perf_counter() - t0)
+    return statistics.median(walls), min(walls), statistics.median(cpus), out
 
 
-def report(ds, name, size, rows, secs, chk):
-    if secs is None:
-        print("%-3s %-14s      n/a" % (ds, name))
-        return
-    print("%-3s %-14s %8.1f MB/s  %6.2f M rows/s  checksum %.6e %d %d" % (
-        ds, name, size / secs / 1e6, rows / secs / 1e6, chk[0], chk[1], chk[2]))
+def report(ds, name, size, rows, tm, chk):
+    med, best_, cpu = tm
+    print("%-3s %-14s %8.1f MB/s  (best %6.1f, cpu %6.1f)  %6.2f M rows/s  checksum %.6e %d %d" % (
+        ds, name, size / med / 1e6, size / best_ / 1e6, size / cpu / 1e6, rows / med / 1e6,
+        chk[0], chk[1], chk[2]))
 
 
-def pandas_peer(path):
+def pandas_peer(path, ds):
     import numpy as np
     import pandas as pd
     dt = {n: np.float32 for n in NAMES[:NF]}
-    dt.update({n: np.int32 for n in NAMES[NF:NF + NI]})
+    # D4 has empty integer fields, NA until fillna: np.int32 would raise "Integer column has NA
+    # values", so D4 reads them as the nullable Int32 (D1 keeps the plain, faster np.int32).
+    it = pd.Int32Dtype() if ds == "D4" else np.int32
+    dt.update({n: it for n in NAMES[NF:NF + NI]})
     dt["s"] = object
 
     def run():
@@ -47,7 +53,7 @@ def pandas_peer(path):
     return run
 
 
-def pyarrow_peer(path):
+def pyarrow_peer(path, ds):
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as pcsv
@@ -74,7 +80,7 @@ def tf_setup():
     return tf
 
 
-def tf_decode_peer(path):
+def tf_decode_peer(path, ds):
     tf = tf_setup()
     with open(path, "rb") as f:
         lines = f.read().split(b"\n")
@@ -96,7 +102,7 @@ def tf_decode_peer(path):
     return run
 
 
-def csvdataset_peer(path):
+def csvdataset_peer(path, ds):
     tf = tf_setup()
     defaults = [tf.constant(0.0)] * NF + [tf.constant(0)] * NI + [tf.constant("")]
 
@@ -121,14 +127,14 @@ def csvdataset_peer(path):
 def main():
     for ds, path in zip(("D1", "D4"), sys.argv[1:3]):
         size = os.path.getsize(path)
-        for name, mk, runs in (("pandas-c", pandas_peer, 3), ("pyarrow-1t", pyarrow_peer, 3),
+        for name, mk, runs in (("pandas-c", pandas_peer, 5), ("pyarrow-1t", pyarrow_peer, 5),
                                ("tf-decode_csv", tf_decode_peer, 1),
                                ("tf-CsvDataset", csvdataset_peer, 1)):
             try:
-                fn = mk(path)
+                fn = mk(path, ds)
                 fn() if runs > 1 else None  # warm-up
-                secs, out = best(fn, runs)
-                report(ds, name, size, out[3], secs, out[:3])
+                med, best_, cpu, out = measure(fn, runs)
+                report(ds, name, size, out[3], (med, best_, cpu), out[:3])
             except Exception as e:  # a missing peer prints n/a
                 print("%-3s %-14s      n/a (%s)" % (ds, name, str(e).splitlines()[0][:60]))
             sys.stdout.flush()

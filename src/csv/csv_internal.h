@@ -3,9 +3,11 @@
  * Layout of the module:
  *   csv_options.c  the options object (delimiter, quoting, na_value, select_cols, defaults)
  *   csv_number.c   TensorFlow 2.21's number acceptance rules and the conversions (Eisel-Lemire)
- *   csv_scan.c     the quote-free fast tokenizer (SSE2 / SWAR) and the scalar reference tokenizer
- *   csv_libcsv.c   the libcsv tokenizer for records with quotes (the only file that uses libcsv)
- *   decode_csv.c   the decode driver: records -> fields -> column tensors, TF's messages */
+ *   csv_scan.c     the fast tokenizer (SSE2 / SWAR; quoted fields go to libcsv) and the scalar
+ *                  reference tokenizer
+ *   csv_libcsv.c   the libcsv tokenizer for quoted fields (the only file that uses libcsv)
+ *   decode_csv.c   the decode driver: records -> fields -> column tensors, TF's messages; the
+ *                  fused row decoder (split + fast number conversion in one pass) */
 #ifndef TFQ_CSV_INTERNAL_H
 #define TFQ_CSV_INTERNAL_H
 
@@ -66,11 +68,16 @@ typedef struct tfq__csv_sel {
   size_t n;
 } tfq__csv_sel;
 
-/* Quote-free fast path (SSE2 on x86-64, SWAR elsewhere).  Only valid when the delimiter is not
- * '\n', '\r' (nor '"' with quoting on).  Returns TFQ__TOK_HAS_QUOTE if quoting is on and a quote
- * is met before the last selected field was complete. */
+typedef struct tfq__lcsv tfq__lcsv;
+
+/* Fast path (SSE2 on x86-64, SWAR elsewhere).  Only valid when the delimiter is not '\n', '\r'
+ * (nor '"' with quoting on).  Unquoted fields are split here; with quoting on, a field that
+ * starts with '"' is handed to libcsv (tfq__lcsv_quoted on lc), and a quote anywhere else is the
+ * unquoted-field error.  With lc NULL it returns TFQ__TOK_HAS_QUOTE at the first quoted field met
+ * before the last selected field was complete. */
 int tfq__tok_fast(const char *rec, size_t len, unsigned char delim, int use_quote,
-                  const tfq__csv_sel *sel, tfq__span *spans, size_t cap, size_t *nkept);
+                  const tfq__csv_sel *sel, tfq__span *spans, size_t cap, size_t *nkept,
+                  tfq__lcsv *lc);
 
 /* Scalar transliteration of TensorFlow's loop; handles every delimiter.  Quoted fields with
  * escaped quotes are unescaped into *scratch (grown with tfq_realloc); spans may point into it. */
@@ -84,11 +91,19 @@ int tfq__tok_ref(const char *rec, size_t len, unsigned char delim, int use_quote
 
 /* The libcsv path (csv_libcsv.c).  A tokenizer object owns one libcsv parser whose buffers go
  * through tfq_realloc/tfq_free.  Requires quoting on and a delimiter other than '"', '\n', '\r'. */
-typedef struct tfq__lcsv tfq__lcsv;
 tfq__lcsv *tfq__lcsv_new(unsigned char delim);
 void tfq__lcsv_free(tfq__lcsv *t);
 int tfq__lcsv_record(tfq__lcsv *t, const char *rec, size_t len, const tfq__csv_sel *sel,
                      tfq__span *spans, size_t cap, size_t *nkept);
+/* One quoted field: p points at its opening '"' at a field start of a record ending at end.
+ * Call tfq__lcsv_begin(t, record length) once per record first: it reserves the buffer the
+ * unquoted contents of the record's quoted fields go to (valid until the next begin).  On
+ * TFQ__TOK_OK, *field is the contents and *fend the end of the field (the delimiter after the
+ * closing quote, or end).  The parser stays between fields (no per-record csv_fini); after an
+ * error it is reset.  tfq__lcsv_begin returns 0 when out of memory. */
+int tfq__lcsv_begin(tfq__lcsv *t, size_t len);
+int tfq__lcsv_quoted(tfq__lcsv *t, const char *p, const char *end, tfq__span *field,
+                     const char **fend);
 
 /* ---- the decode driver ---- */
 typedef enum tfq__csv_path {

@@ -1,5 +1,7 @@
-/* The libcsv tokenizer for records that contain quotes.  This is the only file of tfq that
- * includes <csv.h> (Debian's libcsv 3.0.3).
+/* The libcsv tokenizer for quoted fields.  This is the only file of tfq that includes <csv.h>
+ * (Debian's libcsv 3.0.3).  Two entry points: tfq__lcsv_quoted parses one field that starts with
+ * '"' (the fast paths hand libcsv each quoted field and split the unquoted ones themselves), and
+ * tfq__lcsv_record parses a whole record (the reference path the differential tests compare to).
  *
  * The parser is set up so that it does what TensorFlow's DecodeCSV does:
  *   - CSV_STRICT | CSV_STRICT_FINI: a quote inside an unquoted field, a quoted field followed by
@@ -22,6 +24,10 @@
 
 #include "csv_internal.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* libcsv 3.0.3's parser states (libcsv.c; struct csv_parser.pstate is public). */
 enum { LCSV_ROW_NOT_BEGUN = 0, LCSV_FIELD_NOT_BEGUN = 1, LCSV_FIELD_BEGUN = 2, LCSV_MIGHT_END = 3 };
 
@@ -35,6 +41,10 @@ struct tfq__lcsv {
   char *buf;
   size_t len, bufcap;
   int done, ignore, oom;
+  /* one-field mode (tfq__lcsv_quoted): the field's bytes are copied to buf + len, which was
+   * reserved for the whole record by tfq__lcsv_begin, so spans point straight into buf */
+  int one, got;
+  tfq__span field;
 };
 
 static int say_no(unsigned char c) {
@@ -80,6 +90,15 @@ void tfq__lcsv_free(tfq__lcsv *t) {
 static void on_field(void *s, size_t n, void *data) {
   tfq__lcsv *t = data;
   if (t->done || t->ignore || t->oom) return;
+  if (t->one) { /* n <= the bytes fed for this field, so buf has room (tfq__lcsv_begin) */
+    char *dst = t->buf + t->len;
+    if (n) memcpy(dst, s, n);
+    t->len += n;
+    t->field.p = dst;
+    t->field.len = n;
+    t->got = 1;
+    return;
+  }
   size_t idx = t->parsed++;
   if (t->sel->cols && (uint64_t)t->sel->cols[t->si] != idx) return;
   if (t->kept < t->cap) {
@@ -142,6 +161,12 @@ static const char *find_crlf(const char *p, const char *end) {
 
 int tfq__lcsv_record(tfq__lcsv *t, const char *rec, size_t len, const tfq__csv_sel *sel,
                      tfq__span *spans, size_t cap, size_t *nkept) {
+  t->one = 0;
+  /* One-field mode may have left the parser between two fields of an earlier record. */
+  if (t->p.pstate != LCSV_ROW_NOT_BEGUN && !reset(t)) {
+    *nkept = 0;
+    return TFQ__TOK_OOM;
+  }
   t->sel = sel;
   t->parsed = t->si = t->kept = t->len = 0;
   t->spans = spans;
@@ -190,5 +215,116 @@ fix:
   for (size_t k = 0; k < t->kept && k < cap; k++)
     spans[k].p = (t->buf ? t->buf : "") + (uintptr_t)spans[k].p;
   *nkept = t->kept;
+  return r;
+}
+
+/* ---- one quoted field at a time (the fast path hands libcsv only the quoted fields) ---- */
+
+int tfq__lcsv_begin(tfq__lcsv *t, size_t len) {
+  t->len = 0;
+  if (len > t->bufcap) {
+    size_t nc = t->bufcap ? t->bufcap : 256;
+    while (nc < len) nc *= 2;
+    char *nb = tfq_realloc(t->buf, nc);
+    if (!nb) return 0;
+    t->buf = nb;
+    t->bufcap = nc;
+  }
+  return 1;
+}
+
+/* Feeds [s, s+n) in one-field mode; returns TFQ__TOK_OK or the error, as feed(). */
+static int feed_one(tfq__lcsv *t, const char *s, size_t n) {
+  if (n == 0) return TFQ__TOK_OK;
+  size_t got = csv_parse(&t->p, s, n, on_field, on_row, t);
+  if (got < n) {
+    if (csv_error(&t->p) == CSV_EPARSE)
+      return t->p.pstate == LCSV_MIGHT_END ? TFQ__TOK_QUOTE_INSIDE : TFQ__TOK_UNQUOTED;
+    return TFQ__TOK_OOM;
+  }
+  return TFQ__TOK_OK;
+}
+
+/* The first '"' followed by the delimiter or the end, or CR/LF, at or after x; or end. */
+static inline const char *next_stop(const char *x, const char *end, unsigned char d) {
+#if defined(__SSE2__)
+  const __m128i vq = _mm_set1_epi8('"'), vn = _mm_set1_epi8('\n'), vr = _mm_set1_epi8('\r');
+  while (end - x >= 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)x);
+    unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(
+        _mm_cmpeq_epi8(v, vq), _mm_or_si128(_mm_cmpeq_epi8(v, vn), _mm_cmpeq_epi8(v, vr))));
+    while (m) {
+      const char *y = x + __builtin_ctz(m);
+      m &= m - 1;
+      if (*y != '"' || y + 1 == end || (unsigned char)y[1] == d) return y;
+    }
+    x += 16;
+  }
+#endif
+  for (; x < end; x++) {
+    unsigned char c = (unsigned char)*x;
+    if (c == '"') {
+      if (x + 1 == end || (unsigned char)x[1] == d) return x;
+    } else if (c == '\n' || c == '\r') {
+      return x;
+    }
+  }
+  return end;
+}
+
+int tfq__lcsv_quoted(tfq__lcsv *t, const char *p, const char *end, tfq__span *field,
+                     const char **fend) {
+  const unsigned char d = t->delim;
+  const char *s = p, *x = p + 1;
+  int r = TFQ__TOK_OK;
+  t->one = 1;
+  t->got = t->ignore = t->oom = t->done = 0;
+  /* Stops: CR/LF (decided by the parser state, as in tfq__lcsv_record) and every '"' followed
+   * by the delimiter or the end: libcsv can only complete a quoted field on the delimiter right
+   * after such a quote, so after each stop either the field is complete or it goes on. */
+  for (;;) {
+    x = next_stop(x, end, d);
+    if (x == end) {
+      if ((r = feed_one(t, s, (size_t)(end - s))) != TFQ__TOK_OK) goto fail;
+      break;
+    }
+    if (*x == '"') {
+      const char *e = x + 1 == end ? end : x + 2;
+      if ((r = feed_one(t, s, (size_t)(e - s))) != TFQ__TOK_OK) goto fail;
+      if (t->got) { /* completed by the delimiter at x + 1 */
+        *field = t->field;
+        *fend = x + 1;
+        t->one = 0;
+        return TFQ__TOK_OK;
+      }
+      if (e == end) break;
+      s = x = e;
+      continue;
+    }
+    /* CR/LF at x: data inside the quotes, an error right after a closing quote. */
+    if ((r = feed_one(t, s, (size_t)(x - s))) != TFQ__TOK_OK) goto fail;
+    if (t->p.pstate != LCSV_FIELD_BEGUN || !t->p.quoted) {
+      r = TFQ__TOK_QUOTE_INSIDE;
+      goto fail;
+    }
+    if ((r = feed_one(t, x, 1)) != TFQ__TOK_OK) goto fail;
+    s = x = x + 1;
+  }
+  /* The record ends inside the field. */
+  if (t->p.pstate == LCSV_FIELD_BEGUN && t->p.quoted) {
+    r = TFQ__TOK_QUOTED_END;
+    goto fail;
+  }
+  if (csv_fini(&t->p, on_field, on_row, t) != 0 || !t->got) {
+    r = TFQ__TOK_QUOTED_END;
+    goto fail;
+  }
+  *field = t->field;
+  *fend = end;
+  t->one = 0;
+  return TFQ__TOK_OK;
+fail:
+  t->one = 0;
+  if (!reset(t) && r == TFQ__TOK_OK) r = TFQ__TOK_OOM;
   return r;
 }

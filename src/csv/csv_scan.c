@@ -1,4 +1,4 @@
-/* Tokenizers without libcsv: the quote-free fast path and the scalar reference.
+/* Tokenizers: the fast path (quoted fields go to libcsv, csv_libcsv.c) and the scalar reference.
  *
  * Both reproduce TensorFlow's DecodeCSV field splitting (decode_csv_op.cc, ExtractFields):
  *   - an empty record has no field;
@@ -30,36 +30,41 @@ typedef struct fast_state {
   const char *rec;
   const tfq__csv_sel *sel;
   tfq__span *spans;
-  size_t cap, kept, parsed, si, fstart;
+  tfq__lcsv *lc;
+  size_t len, cap, kept, parsed, si, fstart;
+  int begun; /* tfq__lcsv_begin done for this record */
 } fast_state;
 
-/* Takes field [s->fstart, end).  Returns 1 once the last selected field has been taken. */
-static inline int take(fast_state *s, size_t end) {
+/* Takes field (p, n).  Returns 1 once the last selected field has been taken. */
+static inline int take(fast_state *s, const char *p, size_t n) {
   const tfq__csv_sel *sel = s->sel;
   size_t idx = s->parsed++;
   if (sel->cols) {
     if ((uint64_t)sel->cols[s->si] != idx) return 0;
     if (s->kept < s->cap) {
-      s->spans[s->kept].p = s->rec + s->fstart;
-      s->spans[s->kept].len = end - s->fstart;
+      s->spans[s->kept].p = p;
+      s->spans[s->kept].len = n;
     }
     s->kept++;
     return ++s->si == sel->n;
   }
   if (s->kept < s->cap) {
-    s->spans[s->kept].p = s->rec + s->fstart;
-    s->spans[s->kept].len = end - s->fstart;
+    s->spans[s->kept].p = p;
+    s->spans[s->kept].len = n;
   }
   s->kept++;
   return 0;
 }
 
-/* Handles the special byte at p.  Returns -1 to go on, or a TFQ__TOK_* value to stop with
- * (TFQ__TOK_OK: the last selected field is taken). */
+#define TAKE_END(s, end) take(s, (s)->rec + (s)->fstart, (end) - (s)->fstart)
+
+/* Handles the special byte at p.  Returns -1 to go on, -2 to go on from s->fstart (a quoted
+ * field was consumed), or a TFQ__TOK_* value to stop with (TFQ__TOK_OK: the last selected field
+ * is taken). */
 static inline int special(fast_state *s, size_t p, unsigned char delim) {
   unsigned char c = (unsigned char)s->rec[p];
   if (c == delim) {
-    int done = take(s, p);
+    int done = TAKE_END(s, p);
     s->fstart = p + 1;
     return done ? TFQ__TOK_OK : -1;
   }
@@ -70,7 +75,22 @@ static inline int special(fast_state *s, size_t p, unsigned char delim) {
     }
     return TFQ__TOK_UNQUOTED;
   }
-  return TFQ__TOK_HAS_QUOTE;
+  /* '"' */
+  if (p != s->fstart) return TFQ__TOK_UNQUOTED;
+  if (!s->lc) return TFQ__TOK_HAS_QUOTE;
+  if (!s->begun) {
+    if (!tfq__lcsv_begin(s->lc, s->len)) return TFQ__TOK_OOM;
+    s->begun = 1;
+  }
+  tfq__span f;
+  const char *fend;
+  int r = tfq__lcsv_quoted(s->lc, s->rec + p, s->rec + s->len, &f, &fend);
+  if (r != TFQ__TOK_OK) return r;
+  int done = take(s, f.p, f.len);
+  size_t e = (size_t)(fend - s->rec);
+  /* After the delimiter; at the end, the end-of-record rule sees an empty remainder. */
+  s->fstart = e < s->len ? e + 1 : e;
+  return done ? TFQ__TOK_OK : -2;
 }
 
 #if !defined(__SSE2__)
@@ -83,8 +103,9 @@ static inline uint64_t eq_bytes(uint64_t v, uint64_t pat) {
 #endif
 
 int tfq__tok_fast(const char *rec, size_t len, unsigned char delim, int use_quote,
-                  const tfq__csv_sel *sel, tfq__span *spans, size_t cap, size_t *nkept) {
-  fast_state s = {rec, sel, spans, cap, 0, 0, 0, 0};
+                  const tfq__csv_sel *sel, tfq__span *spans, size_t cap, size_t *nkept,
+                  tfq__lcsv *lc) {
+  fast_state s = {rec, sel, spans, lc, len, cap, 0, 0, 0, 0, 0};
   int r;
   size_t base = 0;
   *nkept = 0;
@@ -92,7 +113,8 @@ int tfq__tok_fast(const char *rec, size_t len, unsigned char delim, int use_quot
 #if defined(__SSE2__)
   const __m128i vd = _mm_set1_epi8((char)delim), vn = _mm_set1_epi8('\n'), vr = _mm_set1_epi8('\r'),
                 vq = _mm_set1_epi8(use_quote ? '"' : (char)delim);
-  for (; base + 16 <= len; base += 16) {
+blocks:
+  while (base + 16 <= len) {
     __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(rec + base));
     __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, vd), _mm_cmpeq_epi8(v, vq)),
                              _mm_or_si128(_mm_cmpeq_epi8(v, vn), _mm_cmpeq_epi8(v, vr)));
@@ -101,13 +123,19 @@ int tfq__tok_fast(const char *rec, size_t len, unsigned char delim, int use_quot
       size_t p = base + (size_t)__builtin_ctz(mask);
       mask &= mask - 1;
       if ((r = special(&s, p, delim)) >= 0) goto out;
+      if (r == -2) {
+        base = s.fstart;
+        goto blocks;
+      }
     }
+    base += 16;
   }
 #else
   const uint64_t ones = 0x0101010101010101ULL;
   const uint64_t pd = ones * delim, pn = ones * '\n', pr = ones * '\r',
                  pq = ones * (use_quote ? '"' : delim);
-  for (; base + 8 <= len; base += 8) {
+blocks:
+  while (base + 8 <= len) {
     uint64_t v;
     memcpy(&v, rec + base, 8);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -118,20 +146,31 @@ int tfq__tok_fast(const char *rec, size_t len, unsigned char delim, int use_quot
       size_t p = base + (size_t)(__builtin_ctzll(mask) >> 3);
       mask &= mask - 1;
       if ((r = special(&s, p, delim)) >= 0) goto out;
+      if (r == -2) {
+        base = s.fstart;
+        goto blocks;
+      }
     }
+    base += 8;
   }
 #endif
-  for (; base < len; base++) {
+  while (base < len) {
     unsigned char c = (unsigned char)rec[base];
-    if (c == delim || c == '\n' || c == '\r' || (use_quote && c == '"'))
+    if (c == delim || c == '\n' || c == '\r' || (use_quote && c == '"')) {
       if ((r = special(&s, base, delim)) >= 0) goto out;
+      if (r == -2) {
+        base = s.fstart;
+        goto blocks;
+      }
+    }
+    base++;
   }
   /* End of the record. */
   if (s.fstart < len) {
-    take(&s, len);
+    TAKE_END(&s, len);
   } else if ((unsigned char)rec[len - 1] == delim) {
     s.fstart = len;
-    take(&s, len);
+    TAKE_END(&s, len);
   }
   r = TFQ__TOK_OK;
 out:

@@ -1,8 +1,14 @@
-/* The decode_csv driver: records -> fields (fast path, libcsv, or the scalar reference) ->
- * column tensors with TensorFlow's defaults, conversions and messages. */
+/* The decode_csv driver: records -> fields -> column tensors with TensorFlow's defaults,
+ * conversions and messages.  The fused row decoder (split and convert in one pass, libcsv for
+ * quoted fields) takes the records it can; the generic path (a tokenizer: fast path, libcsv, or
+ * the scalar reference, then the general parsers) redoes any other record. */
 #include <string.h>
 
 #include "csv_internal.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* Where the records come from: pointer/length arrays, a string tensor, or lines of a buffer. */
 typedef struct rec_src {
@@ -37,6 +43,338 @@ static tfq_code field_error(tfq_status *st, size_t f, size_t rec, const char *ty
                         f, rec, type, (int)(sp->len > 100000 ? 100000 : sp->len), sp->p);
 }
 
+/* ---- the fused row decoder ----
+ * One pass per record: each field is split and converted in place, numbers by the fast routines
+ * below (digits 8 at a time, no bounds-checked loops per digit), quoted fields by libcsv (one field
+ * at a time) and tfq's general parsers.  It only handles what it can decide alone; anything else
+ * (an error of any kind, a field count that does not match, CR/LF at a field start, a number the
+ * fast routines do not take, a missing required field) returns 0 and the generic path redoes the
+ * whole record, so messages and their order are the generic path's.  Numbers are written as
+ * soon as they are converted (the generic path overwrites them); strings only once the record is
+ * accepted.  Every number the fast routines accept, the general parsers accept with the same
+ * value: both are correctly rounded. */
+typedef struct fused_ctx {
+  const tfq__csv_default *defs;
+  size_t ncol;
+  unsigned char delim;
+  int q;
+  const char *na;
+  size_t na_len;
+  void **data;
+  tfq_tuple *tup;
+  tfq__lcsv *lc;
+  tfq__span *strs;     /* the record's string fields, written on success */
+  const size_t *scols; /* the string columns */
+  size_t nscols;
+} fused_ctx;
+
+static const uint64_t POW10_U64[20] = {1ULL,
+                                       10ULL,
+                                       100ULL,
+                                       1000ULL,
+                                       10000ULL,
+                                       100000ULL,
+                                       1000000ULL,
+                                       10000000ULL,
+                                       100000000ULL,
+                                       1000000000ULL,
+                                       10000000000ULL,
+                                       100000000000ULL,
+                                       1000000000000ULL,
+                                       10000000000000ULL,
+                                       100000000000000ULL,
+                                       1000000000000000ULL,
+                                       10000000000000000ULL,
+                                       100000000000000000ULL,
+                                       1000000000000000000ULL,
+                                       10000000000000000000ULL};
+static const double POW10_F64[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static inline uint64_t load8(const char *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  v = __builtin_bswap64(v);
+#endif
+  return v;
+}
+
+/* Number of leading ASCII digits of the 8 bytes in v (first byte lowest).  A carry out of a
+ * byte >= 0xFA only disturbs the bytes after it, which follow a non-digit. */
+static inline unsigned lead_digits8(uint64_t v) {
+  uint64_t x =
+      (v & 0xF0F0F0F0F0F0F0F0ULL) | (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4);
+  uint64_t y = x ^ 0x3333333333333333ULL; /* nonzero bytes: not a digit */
+  uint64_t m = (y | ((y & 0x7F7F7F7F7F7F7F7FULL) + 0x7F7F7F7F7F7F7F7FULL)) & 0x8080808080808080ULL;
+  return m ? (unsigned)__builtin_ctzll(m) >> 3 : 8u;
+}
+
+/* Value of the first k (1..8) digits of v (Lemire's eight-digit SWAR, on zeros shifted in). */
+static inline uint64_t value8(uint64_t v, unsigned k) {
+  v -= 0x3030303030303030ULL; /* digit bytes do not borrow; the bytes after them go away */
+  v <<= 8 * (8 - k);
+  v = (v * 10) + (v >> 8);
+  v = (((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+       (((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >>
+      32;
+  return v;
+}
+
+/* Reads the run of digits at p into *acc (acc * 10^n + run; wraps harmlessly when the run is
+ * long: callers reject more than 19 digits).  Loads may read up to lim.  Returns the run's end. */
+static inline const char *digit_run(const char *p, const char *lim, uint64_t *acc) {
+  uint64_t a = *acc;
+  while (lim - p >= 8) {
+    uint64_t v = load8(p);
+    unsigned k = lead_digits8(v);
+    if (k == 0) break;
+    a = a * POW10_U64[k] + value8(v, k);
+    p += k;
+    if (k < 8) {
+      *acc = a;
+      return p;
+    }
+  }
+  while (p < lim && (unsigned)((unsigned char)*p - '0') < 10u) a = a * 10 + (uint64_t)(*p++ - '0');
+  *acc = a;
+  return p;
+}
+
+/* [-]digits[.digits] with 1..19 digits in all; returns the end, or NULL. */
+static inline const char *fast_decimal(const char *p, const char *end, const char *lim, uint64_t *w,
+                                       int *nfrac, int *neg) {
+  *neg = 0;
+  if (p < end && *p == '-') {
+    *neg = 1;
+    p++;
+  }
+  uint64_t a = 0;
+  const char *d = digit_run(p, lim, &a);
+  size_t ni = (size_t)(d - p), nf = 0;
+  if (d < end && *d == '.') {
+    const char *f = d + 1;
+    d = digit_run(f, lim, &a);
+    nf = (size_t)(d - f);
+  }
+  if (ni + nf == 0 || ni + nf > 19 || d > end) return NULL;
+  *w = a;
+  *nfrac = (int)nf;
+  return d;
+}
+
+static inline const char *fast_f32(const char *p, const char *end, const char *lim, float *out) {
+  uint64_t w;
+  int nf, neg;
+  const char *e = fast_decimal(p, end, lim, &w, &nf, &neg);
+  if (!e) return NULL;
+  float v;
+  if (w == 0) {
+    v = 0.0f;
+  } else if (w <= (1ULL << 53) && nf <= 22) {
+    /* Correctly rounded double; rounding it to float is exact unless it sits on a float
+     * halfway point (the value is a normal float here: 1e-22 <= x < 2^53). */
+    double dv = (double)w / POW10_F64[nf];
+    uint64_t bits;
+    memcpy(&bits, &dv, 8);
+    if ((bits & 0x1FFFFFFFULL) == 0x10000000ULL) {
+      if (!tfq__eisel_lemire_f32(w, -nf, &v)) return NULL;
+    } else {
+      v = (float)dv;
+    }
+  } else if (!tfq__eisel_lemire_f32(w, -nf, &v)) {
+    return NULL;
+  }
+  *out = neg ? -v : v;
+  return e;
+}
+
+static inline const char *fast_f64(const char *p, const char *end, const char *lim, double *out) {
+  uint64_t w;
+  int nf, neg;
+  const char *e = fast_decimal(p, end, lim, &w, &nf, &neg);
+  if (!e) return NULL;
+  double v;
+  if (w == 0) {
+    v = 0.0;
+  } else if (w <= (1ULL << 53) && nf <= 22) {
+    v = (double)w / POW10_F64[nf];
+  } else if (!tfq__eisel_lemire_f64(w, -nf, &v)) {
+    return NULL;
+  }
+  *out = neg ? -v : v;
+  return e;
+}
+
+/* [-]digits with 1..maxd digits (no overflow possible); returns the end, or NULL. */
+static inline const char *fast_int(const char *p, const char *end, const char *lim, size_t maxd,
+                                   int64_t *out) {
+  int neg = 0;
+  if (p < end && *p == '-') {
+    neg = 1;
+    p++;
+  }
+  uint64_t a = 0;
+  const char *d = digit_run(p, lim, &a);
+  size_t nd = (size_t)(d - p);
+  if (nd == 0 || nd > maxd || d > end) return NULL;
+  *out = neg ? -(int64_t)a : (int64_t)a;
+  return d;
+}
+
+/* End of the unquoted field at p: the first delimiter, or end.  Returns NULL if a '"' (quoting
+ * on), '\n' or '\r' comes first. */
+static inline const char *field_end(const char *p, const char *end, const char *lim,
+                                    unsigned char delim, int q) {
+#if defined(__SSE2__)
+  const __m128i vd = _mm_set1_epi8((char)delim), vn = _mm_set1_epi8('\n'), vr = _mm_set1_epi8('\r'),
+                vq = _mm_set1_epi8(q ? '"' : (char)delim);
+  while (lim - p >= 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, vd), _mm_cmpeq_epi8(v, vq)),
+                             _mm_or_si128(_mm_cmpeq_epi8(v, vn), _mm_cmpeq_epi8(v, vr)));
+    unsigned mask = (unsigned)_mm_movemask_epi8(m);
+    if (mask) {
+      const char *x = p + __builtin_ctz(mask);
+      if (x >= end) return end;
+      return (unsigned char)*x == delim ? x : NULL;
+    }
+    p += 16;
+    if (p >= end) return end;
+  }
+#endif
+  for (; p < end; p++) {
+    unsigned char c = (unsigned char)*p;
+    if (c == delim) return p;
+    if (c == '\n' || c == '\r' || (q && c == '"')) return NULL;
+  }
+  return end;
+}
+
+static inline int is_na(const fused_ctx *c, const char *p, size_t n) {
+  return c->na_len && n == c->na_len && memcmp(p, c->na, n) == 0;
+}
+
+/* Converts the contents of a quoted field: the fast routines when they take all of it, else the
+ * general parsers. */
+static int fused_convert(const tfq__csv_default *d, void *col, size_t i, const tfq__span *sp) {
+  const char *p = sp->p, *end = p + sp->len;
+  int64_t v;
+  switch (d->dtype) {
+    case TFQ_FLOAT:
+      return fast_f32(p, end, end, &((float *)col)[i]) == end ||
+             tfq__parse_f32(p, sp->len, &((float *)col)[i]);
+    case TFQ_DOUBLE:
+      return fast_f64(p, end, end, &((double *)col)[i]) == end ||
+             tfq__parse_f64(p, sp->len, &((double *)col)[i]);
+    case TFQ_INT32:
+      if (fast_int(p, end, end, 9, &v) == end) {
+        ((int32_t *)col)[i] = (int32_t)v;
+        return 1;
+      }
+      return tfq__parse_i32(p, sp->len, &((int32_t *)col)[i]);
+    case TFQ_INT64:
+      return fast_int(p, end, end, 18, &((int64_t *)col)[i]) == end ||
+             tfq__parse_i64(p, sp->len, &((int64_t *)col)[i]);
+    default: return 1;
+  }
+}
+
+static void put_default(const tfq__csv_default *d, void *col, size_t i) {
+  switch (d->dtype) {
+    case TFQ_FLOAT: ((float *)col)[i] = d->v.f; break;
+    case TFQ_DOUBLE: ((double *)col)[i] = d->v.d; break;
+    case TFQ_INT32: ((int32_t *)col)[i] = d->v.i32; break;
+    case TFQ_INT64: ((int64_t *)col)[i] = d->v.i64; break;
+    default: break;
+  }
+}
+
+/* Decodes record i = [rec, end) (bytes up to lim may be read); returns 1 if done, 0 to let the
+ * generic path redo it. */
+static int fused_row(fused_ctx *c, const char *rec, size_t len, const char *lim, size_t i) {
+  const char *p = rec, *end = rec + len;
+  const unsigned char delim = c->delim;
+  const size_t ncol = c->ncol;
+  int begun = 0;
+  if (len == 0) return 0;
+  for (size_t f = 0; f < ncol; f++) {
+    const tfq__csv_default *d = &c->defs[f];
+    void *col = c->data[f];
+    const char *e;
+    if (p == end || (unsigned char)*p == delim) { /* empty: the default */
+      if (d->required) return 0;
+      e = p;
+      put_default(d, col, i);
+      if (d->dtype == TFQ_STRING) {
+        c->strs[f].p = d->s;
+        c->strs[f].len = d->s_len;
+      }
+    } else if (c->q && *p == '"') {
+      tfq__span sp;
+      if (!c->lc) return 0;
+      if (!begun) {
+        if (!tfq__lcsv_begin(c->lc, len)) return 0;
+        begun = 1;
+      }
+      if (tfq__lcsv_quoted(c->lc, p, end, &sp, &e) != TFQ__TOK_OK) return 0;
+      if (sp.len == 0 || is_na(c, sp.p, sp.len)) {
+        if (d->required) return 0;
+        put_default(d, col, i);
+        if (d->dtype == TFQ_STRING) {
+          c->strs[f].p = d->s;
+          c->strs[f].len = d->s_len;
+        }
+      } else if (d->dtype == TFQ_STRING) {
+        c->strs[f] = sp;
+      } else if (!fused_convert(d, col, i, &sp)) {
+        return 0;
+      }
+    } else {
+      switch (d->dtype) {
+        case TFQ_FLOAT: e = fast_f32(p, end, lim, &((float *)col)[i]); break;
+        case TFQ_DOUBLE: e = fast_f64(p, end, lim, &((double *)col)[i]); break;
+        case TFQ_INT32: {
+          int64_t v = 0;
+          e = fast_int(p, end, lim, 9, &v);
+          ((int32_t *)col)[i] = (int32_t)v;
+          break;
+        }
+        case TFQ_INT64: e = fast_int(p, end, lim, 18, &((int64_t *)col)[i]); break;
+        default:
+          e = field_end(p, end, lim, delim, c->q);
+          if (e) {
+            c->strs[f].p = p;
+            c->strs[f].len = (size_t)(e - p);
+          }
+      }
+      if (!e || (e != end && (unsigned char)*e != delim)) return 0;
+      if (c->na_len && is_na(c, p, (size_t)(e - p))) {
+        if (d->required) return 0;
+        put_default(d, col, i);
+        if (d->dtype == TFQ_STRING) {
+          c->strs[f].p = d->s;
+          c->strs[f].len = d->s_len;
+        }
+      }
+    }
+    /* e is at the delimiter or the end */
+    if (f + 1 < ncol) {
+      if (e == end) return 0; /* too few fields */
+      p = e + 1;
+    } else if (e != end) {
+      return 0; /* more fields */
+    }
+  }
+  for (size_t k = 0; k < c->nscols; k++) {
+    size_t f = c->scols[k];
+    if (tfq__tensor_put_string(tfq_tuple_get(c->tup, f), (int64_t)i, c->strs[f].p, c->strs[f].len))
+      return 0; /* out of memory: the generic path reports it */
+  }
+  return 1;
+}
+
 static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const int64_t *dims,
                        int rank, tfq__csv_path path, tfq_tuple **out, tfq_status *st) {
   *out = NULL;
@@ -59,11 +397,13 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
   tfq__lcsv *lc = NULL;
   tfq__scratch sc = {NULL, 0, 0};
   void **data = NULL;
+  size_t *scols = NULL;
 
   if ((rc = tfq_tuple_new(ncol, &tup, st))) return rc;
   spans = tfq_malloc(ncol * sizeof *spans);
   data = tfq_malloc(ncol * sizeof *data);
-  if (!spans || !data) {
+  scols = tfq_malloc(ncol * sizeof *scols);
+  if (!spans || !data || !scols) {
     rc = TFQ__OOM(st);
     goto fail;
   }
@@ -76,22 +416,37 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
 
   const char *na = o->na;
   const size_t na_len = o->na_len;
+  /* The fused row decoder takes every record it can; it needs the fast path's delimiters, no
+   * select_cols, and a delimiter its number scanners stop at (not a digit, '.' or '-'). */
+  const int fused = path == TFQ__PATH_AUTO && !o->select && (unsigned)(delim - '0') >= 10u &&
+                    delim != '.' && delim != '-';
+  size_t nscols = 0;
+  for (size_t f = 0; f < ncol; f++)
+    if (o->defs[f].dtype == TFQ_STRING) scols[nscols++] = f;
+  fused_ctx fr = {o->defs, ncol, delim, q, na, na_len, data, tup, NULL, spans, scols, nscols};
   for (size_t i = 0; i < n; i++) {
     const char *rec;
     size_t len, kept;
     int r;
     next_rec(src, i, &rec, &len);
+    if (fused) {
+      fr.lc = lc;
+      if (fused_row(&fr, rec, len, src->kind == 2 ? src->end : rec + len, i)) continue;
+    }
     if (path == TFQ__PATH_REF) {
       r = tfq__tok_ref(rec, len, delim, q, &sel, spans, ncol, &kept, &sc);
     } else {
-      r = path == TFQ__PATH_LIBCSV ? TFQ__TOK_HAS_QUOTE
-                                   : tfq__tok_fast(rec, len, delim, q, &sel, spans, ncol, &kept);
+      r = path == TFQ__PATH_LIBCSV
+              ? TFQ__TOK_HAS_QUOTE
+              : tfq__tok_fast(rec, len, delim, q, &sel, spans, ncol, &kept, lc);
       if (r == TFQ__TOK_HAS_QUOTE) {
         if (!lc && !(lc = tfq__lcsv_new(delim))) {
           rc = TFQ__OOM(st);
           goto fail;
         }
-        r = tfq__lcsv_record(lc, rec, len, &sel, spans, ncol, &kept);
+        r = path == TFQ__PATH_LIBCSV
+                ? tfq__lcsv_record(lc, rec, len, &sel, spans, ncol, &kept)
+                : tfq__tok_fast(rec, len, delim, q, &sel, spans, ncol, &kept, lc);
       }
     }
     if (r != TFQ__TOK_OK) {
@@ -163,6 +518,7 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
   tfq_free(sc.p);
   tfq_free(spans);
   tfq_free(data);
+  tfq_free(scols);
   *out = tup;
   tfq_status_clear(st);
   return TFQ_OK;
@@ -171,6 +527,7 @@ fail:
   tfq_free(sc.p);
   tfq_free(spans);
   tfq_free(data);
+  tfq_free(scols);
   tfq_tuple_free(tup);
   return rc;
 }
