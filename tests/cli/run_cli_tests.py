@@ -1,0 +1,546 @@
+#!/usr/bin/env python3
+"""CLI tests for tfq-cat, in the manner of zstd's cli-tests: each case runs one command and
+compares its exit code, standard output and standard error with expectations (exact golden
+files in golden/<case>.out / .err, regular expressions, or a Python check).
+
+  run_cli_tests.py --list
+  run_cli_tests.py --tfq-cat PATH --mkrecords PATH --workdir DIR [--case NAME]... [--update]
+
+Input files are made on demand in WORKDIR/<case>/ (TFRecords with the library's writer through
+tfq-mkrecords, gzip/zlib with Python's modules), so cases can run in parallel.  --update rewrites
+the golden files of the cases selected (review the diff!).  TensorFlow is never needed: the
+expected decode_csv values in golden/tf_conformance.jsonl were computed once with
+make_tf_expected.py."""
+import argparse
+import gzip
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+IRIS = os.path.join(ROOT, "examples", "data", "iris.csv")
+GOLDEN = os.path.join(HERE, "golden")
+DATA = os.path.join(HERE, "data")
+IRIS_SPEC = "float32,float32,float32,float32,string"
+
+# ---- input files, made on demand ------------------------------------------------------------
+
+def _iris_bytes():
+    with open(IRIS, "rb") as f:
+        return f.read()
+
+
+def _write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def _records(ctx, name, lines, comp="none"):
+    path = os.path.join(ctx.dir, name)
+    subprocess.run([ctx.mkrecords, "-z", comp, path], input=b"\n".join(lines) + b"\n",
+                   check=True)
+    return path
+
+
+def _corrupt(ctx, name, src_maker, offset, new=None, truncate=None):
+    src = src_maker(ctx)
+    with open(src, "rb") as f:
+        data = bytearray(f.read())
+    if truncate is not None:
+        data = data[:truncate]
+    else:
+        data[offset] ^= 0xFF if new is None else new
+    path = os.path.join(ctx.dir, name)
+    _write(path, bytes(data))
+    return path
+
+
+def _mk(name, data):
+    def make(ctx):
+        path = os.path.join(ctx.dir, name)
+        _write(path, data(ctx) if callable(data) else data)
+        return path
+    return make
+
+
+IRIS_LINES = lambda: _iris_bytes().split(b"\n")[1:-1]  # noqa: E731
+
+MAKERS = {
+    "iris": _mk("iris.csv", lambda ctx: _iris_bytes()),
+    "conf": _mk("conformance.csv", lambda ctx: open(os.path.join(DATA, "conformance.csv"),
+                                                     "rb").read()),
+    "iris_gz": _mk("iris.csv.gz", lambda ctx: gzip.compress(_iris_bytes(), mtime=0)),
+    "iris_zz": _mk("iris.csv.zz", lambda ctx: zlib.compress(_iris_bytes())),
+    "iris_gz_noext": _mk("iris_data", lambda ctx: gzip.compress(_iris_bytes(), mtime=0)),
+    "iris_tsv": _mk("iris.tsv", lambda ctx: _iris_bytes().replace(b",", b"\t")),
+    "iris_semi": _mk("iris.txt", lambda ctx: _iris_bytes().replace(b",", b";")),
+    "iris_trunc_gz": _mk("trunc.csv.gz",
+                         lambda ctx: gzip.compress(_iris_bytes(), mtime=0)[:700]),
+    "garbage_gz": _mk("garbage.csv.gz", b"\x1f\x8bthis is not deflate data\n"),
+    "quoted": _mk("quoted.csv", b'id,text\n1,"a,b"\n2,"say ""hi"""\n3,plain\n4,\n'),
+    "noquote": _mk("noquote.csv", b'1,"x\n2,y"\n'),
+    "na": _mk("na.csv", b"1,NA,a\nNA,2.5,NA\n3,,c\n"),
+    "mixed": _mk("mixed.csv", b"1,1.5,x,,7\n2,2,y,,\n-3,1e3,z,,8\n"),
+    "header_only": _mk("empty.csv", b"a,b\n"),
+    "empty": _mk("empty.txt", b""),
+    "utf8": _mk("bytes.txt", "caf\u00e9\n".encode() + b"bad\xff\xfe\n" + b"tab\there\n"),
+    "nonfinite": _mk("nonfinite.csv", b"nan,inf\n-inf,-0.0\n1e-45,1e300\n"),
+    "bad_quote": _mk("bad_quote.csv", b"1,2\n3,a\"b\n"),
+    "bad_quote2": _mk("bad_quote2.csv", b'1,"ab"c\n'),
+    "bad_count": _mk("bad_count.csv", b"1,2,3\n4,5,6\n7,8\n"),
+    "bad_number": _mk("bad_number.csv", b"1.5,2\n2.5,x\n"),
+    "bad_int": _mk("bad_int.csv", b"1,2\n3,99999999999\n"),
+    "missing_req": _mk("missing_req.csv", b"1,2\n3,\n"),
+    "fixed": _mk("data.bin", b"HH" + b"".join(b"r%03d" % i for i in range(6)) + b"F"),
+    "fixed_trunc": _mk("trunc.bin", b"aaaabbbbcc"),
+    "tfr": lambda ctx: _records(ctx, "lines.tfrecord", IRIS_LINES()[:20]),
+    "tfr_gz": lambda ctx: _records(ctx, "lines.gz.tfrecords", IRIS_LINES()[:20], "gzip"),
+    "tfr_zz": lambda ctx: _records(ctx, "lines.tfrecord.zz", IRIS_LINES()[:20], "zlib"),
+    "tfr_bytes": lambda ctx: _records(ctx, "bytes.tfrecord", [b"\x00\x01\xffok", b"\xe2\x82\xac"]),
+    "tfr_corrupt": lambda ctx: _corrupt(ctx, "corrupt.tfrecord", MAKERS["tfr"], 20),
+    "tfr_trunc": lambda ctx: _corrupt(ctx, "trunc.tfrecord", MAKERS["tfr"], 0, truncate=6),
+    "big": lambda ctx: _big(ctx, 64 << 20),
+    "lines20k": _mk("lines20k.csv", lambda ctx: b"".join(b"%d,%d\n" % (i, i * 7) for i in range(20000))),
+    "longlines": _mk("a_rather_long_file_name_to_show_key_truncation.txt",
+                     b"x" * 120 + b"\n" + "\u00e9".encode() * 100 + b"\nshort\n"),
+    "dir": lambda ctx: (os.makedirs(os.path.join(ctx.dir, "adir"), exist_ok=True),
+                        os.path.join(ctx.dir, "adir"))[1],
+    "missing": lambda ctx: os.path.join(ctx.dir, "no-such-file.csv"),
+}
+
+
+def _big(ctx, size):
+    path = os.path.join(ctx.dir, "big.csv")
+    row = b"%d,0.%06d,%d,label%d\n"
+    block = b"".join(row % (i, i, i * 3, i % 7) for i in range(20000))
+    with open(path, "wb") as f:
+        n = 0
+        while n < size:
+            f.write(block)
+            n += len(block)
+    return path
+
+
+class Ctx:
+    def __init__(self, args, name):
+        self.tfq_cat = args.tfq_cat
+        self.mkrecords = args.mkrecords
+        self.dir = os.path.join(args.workdir, name)
+        os.makedirs(self.dir, exist_ok=True)
+        self.made = {}
+
+    def path(self, key):
+        """The file for `key`, relative to the case directory (the command's working directory)
+        when it is inside it, so that outputs do not depend on where the tree is checked out."""
+        if key not in self.made:
+            p = MAKERS[key](self)
+            self.made[key] = os.path.relpath(p, self.dir) if p.startswith(self.dir + "/") else p
+        return self.made[key]
+
+    def expand(self, s):
+        return re.sub(r"\{(\w+)\}", lambda m: self.path(m.group(1)), s)
+
+    def run(self, args, stdin=None, timeout=60):
+        argv = [self.tfq_cat] + [self.expand(a) for a in args]
+        if isinstance(stdin, str) and stdin.startswith("@"):
+            with open(os.path.join(self.dir, self.path(stdin[1:])), "rb") as f:
+                stdin = f.read()
+        p = subprocess.run(argv, input=stdin if stdin is not None else b"",
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
+                           cwd=self.dir)
+        return p.returncode, p.stdout, p.stderr
+
+    def rel(self, b):
+        """Replaces the case directory and the source tree in output by stable names."""
+        return b.replace(self.dir.encode() + b"/", b"").replace(ROOT.encode() + b"/", b"")
+
+
+# ---- cases ------------------------------------------------------------------------------------
+
+CASES = {}
+
+
+def case(name, args, code=0, out=None, err=None, stdin=None, check=None):
+    """out/err: "golden" (golden/NAME.out/.err, exact), a regex (bytes, must match somewhere),
+    "" (must be empty) or None (not checked).  check(ctx, rc, out, err) -> error text or None."""
+    assert name not in CASES, name
+    CASES[name] = dict(args=args, code=code, out=out, err=err, stdin=stdin, check=check)
+
+
+G = "golden"
+Q = ["-q"]
+NS = ["--no-shuffle"]
+HDR = ["--skip-header-lines=1"]
+
+# help, version, usage
+case("help", ["--help"], out=rb"^Usage: tfq-cat \[OPTION\]\.\.\. \[FILE\]\.\.\.", err="")
+case("help_short", ["-h"], out=rb"--record-defaults=SPEC", err="")
+case("version", ["--version"], out=rb"^tfq-cat \(tfq\) \d+\.\d+\.\d+\n$", err="")
+case("version_short", ["-V"], out=rb"^tfq-cat \(tfq\) ", err="")
+
+# output formats on the bundled iris data
+case("iris_table_seed", HDR + ["--seed=7", "{iris}"], out=G, err=G)
+case("iris_table_noshuffle", Q + NS + HDR + ["-b", "4", "-n", "2", "{iris}"], out=G, err="")
+case("iris_jsonl_keys", Q + NS + HDR + ["-b", "3", "-n", "2", "-o", "jsonl", "--keys", "{iris}"],
+     out=G, err="")
+case("iris_csv_all", Q + NS + HDR + ["-b", "32", "-n", "0", "-o", "csv", "{iris}"], out=G,
+     err="")
+case("iris_csv_keys", Q + NS + HDR + ["--batch-size=2", "--batches=1", "--output=csv", "--keys",
+                                      "{iris}"], out=G)
+case("iris_table_keys", Q + NS + HDR + ["-b", "2", "-n", "1", "--keys", "{iris}"], out=G)
+case("iris_none_stats", Q + HDR + ["-o", "none", "--stats", "-n", "0", "{iris}"], out="",
+     err=rb"stats: records 150, batches 19, records read 150, bytes read \d+, time ")
+case("drop_remainder", Q + NS + HDR + ["-b", "32", "-n", "0", "--drop-remainder", "-o", "jsonl",
+                                       "{iris}"],
+     check=lambda c, rc, o, e: None if o.count(b"\n") == 4 and b'"size":22' not in o
+     else "expected 4 full batches")
+case("keep_remainder", Q + NS + HDR + ["-b", "32", "-n", "0", "-o", "jsonl", "{iris}"],
+     check=lambda c, rc, o, e: None if o.count(b"\n") == 5 and b'"batch":4,"size":22' in o
+     else "expected a final batch of 22")
+case("inferred_spec", NS + HDR + ["-n", "1", "-b", "1", "{iris}"],
+     err=rb"^tfq-cat: inferred -d 'float64:0\.0,float64:0\.0,float64:0\.0,float64:0\.0,string:'\n$")
+case("infer_mixed", NS + ["-n", "1", "-b", "3", "-o", "jsonl", "{mixed}"], out=G, err=G)
+case("quiet", Q + HDR + ["-n", "1", "{iris}"], err="")
+case("seed_printed", HDR + ["-n", "1", "-d", IRIS_SPEC, "{iris}"],
+     err=rb"^tfq-cat: seed \d+ \(--seed=\d+ repeats the order with -j 1\)\n$")
+
+# decode_csv against the reference TensorFlow (values computed once with make_tf_expected.py)
+case("tf_conformance", Q + NS + ["-b", "1000", "-n", "0", "-o", "jsonl", "--na-value=NA", "-d",
+                                 "int32:0,float32:0,float64:0,string:dflt,int64:-1", "{conf}"],
+     out="golden:tf_conformance.jsonl", err="")
+
+# CSV options
+case("spec_required_and_quoted", Q + NS + HDR + ["-o", "jsonl", "-d", 'int,string:"x,""y"""',
+                                                 "{quoted}"], out=G)
+case("select_cols", Q + NS + HDR + ["-b", "2", "-n", "1", "-o", "jsonl", "--select-cols=1,4",
+                                    "-d", "double,str", "{iris}"], out=G)
+case("select_cols_infer", NS + HDR + ["-b", "2", "-n", "1", "-o", "csv", "--select-cols=0,4",
+                                      "{iris}"], out=G, err=G)
+case("tsv_auto", Q + NS + HDR + ["-b", "2", "-n", "1", "-o", "csv", "{iris_tsv}"],
+     out="golden:iris_head2.csv")
+case("field_delim", Q + NS + HDR + ["-b", "2", "-n", "1", "-o", "csv", "--field-delim=;",
+                                    "-f", "csv", "{iris_semi}"], out="golden:iris_head2.csv")
+case("field_delim_tab", Q + NS + HDR + ["-b", "2", "-n", "1", "-o", "csv", "--field-delim=\\t",
+                                        "{iris_tsv}"], out="golden:iris_head2.csv")
+case("no_quote_delim", Q + NS + ["-o", "jsonl", "--no-quote-delim", "-d", "int,str",
+                                 "{noquote}"], out=G)
+case("na_value", Q + NS + ["-o", "jsonl", "--na-value=NA", "-d", "int:-1,float:-1,str:?",
+                           "{na}"], out=G)
+case("nonfinite_jsonl", Q + NS + ["-o", "jsonl", "-d", "float,double", "{nonfinite}"], out=G)
+case("header_only_file", NS + HDR + ["-o", "csv", "{header_only}"], out=b"^a,b\n$|^$")
+
+# formats
+case("text_format", Q + NS + ["-f", "text", "-b", "2", "-n", "2", "--keys", "{iris}"], out=G)
+case("text_skip_header", Q + NS + HDR + ["-f", "text", "-b", "2", "-n", "1", "-o", "jsonl",
+                                         "{iris}"], out=G)
+case("text_utf8_jsonl", Q + NS + ["-o", "jsonl", "{utf8}"], out=G)
+case("text_utf8_table", Q + NS + ["{utf8}"], out=G)
+case("table_truncation", Q + NS + ["--keys", "{longlines}"], out=G)
+case("empty_file", Q + NS + ["{empty}"], out="", err="")
+case("tfrecord_auto", Q + NS + ["-b", "3", "-n", "1", "--keys", "-o", "jsonl", "{tfr}"], out=G)
+case("tfrecord_gzip_magic", Q + NS + ["-b", "3", "-n", "1", "-o", "jsonl", "{tfr_gz}"],
+     out="golden:tfrecord_values.jsonl")
+case("tfrecord_zlib_ext", Q + NS + ["-b", "3", "-n", "1", "-o", "jsonl", "{tfr_zz}"],
+     out="golden:tfrecord_values.jsonl")
+case("tfrecord_explicit", Q + NS + ["-f", "tfrecord", "-z", "zlib", "-b", "3", "-n", "1", "-o",
+                                    "jsonl", "{tfr_zz}"], out="golden:tfrecord_values.jsonl")
+case("tfrecord_bytes", Q + NS + ["-o", "jsonl", "{tfr_bytes}"], out=G)
+case("fixed", Q + NS + ["-f", "fixed", "--record-bytes=4", "--header-bytes=2",
+                        "--footer-bytes=1", "-o", "jsonl", "--keys", "{fixed}"], out=G)
+case("fixed_hop", Q + NS + ["-f", "fixed", "--record-bytes=4", "--header-bytes=2",
+                            "--footer-bytes=1", "--hop-bytes=8", "-o", "jsonl", "{fixed}"],
+     out=G)
+
+# compression and standard input
+case("gzip_auto", Q + NS + HDR + ["-b", "2", "-n", "1", "-o", "csv", "{iris_gz}"],
+     out="golden:iris_head2.csv")
+case("zlib_auto", Q + NS + HDR + ["-b", "2", "-n", "1", "-o", "csv", "{iris_zz}"],
+     out="golden:iris_head2.csv")
+case("gzip_magic_noext", Q + NS + HDR + ["-f", "csv", "-b", "2", "-n", "1", "-o", "csv",
+                                         "{iris_gz_noext}"], out="golden:iris_head2.csv")
+case("gzip_explicit", Q + NS + HDR + ["-f", "csv", "--compression=gzip", "-b", "2", "-n", "1",
+                                      "-o", "csv", "{iris_gz_noext}"], out="golden:iris_head2.csv")
+case("compression_none_on_gzip", Q + NS + ["-z", "none", "-f", "text", "-b", "1", "-n", "1",
+                                           "-o", "jsonl", "{iris_gz}"], out=rb'\\u001f\\u008b')
+case("stdin_implicit", Q + NS + HDR + ["-f", "csv", "-b", "2", "-n", "1", "-o", "csv"],
+     stdin="@iris", out="golden:iris_head2.csv")
+case("stdin_dash_keys", Q + NS + HDR + ["-d", IRIS_SPEC, "-b", "2", "-n", "1", "-o", "jsonl",
+                                        "--keys", "-"], stdin="@iris", out=G)
+case("stdin_gzip", NS + HDR + ["-f", "csv", "-b", "2", "-n", "1", "-o", "csv", "-"],
+     stdin="@iris_gz", out="golden:iris_head2.csv",
+     err=rb"inferred -d 'float64:0\.0,float64:0\.0,float64:0\.0,float64:0\.0,string:'")
+case("stdin_all", Q + NS + HDR + ["-f", "csv", "-b", "50", "-n", "0", "-o", "csv", "-"],
+     stdin="@iris", out="golden:iris_csv_all.out")
+case("stdin_and_file", Q + NS + HDR + ["-d", IRIS_SPEC, "-n", "0", "-o", "none", "--stats", "-",
+                                       "{iris}"], stdin="@iris", err=rb"records 300, ")
+
+# pipeline options
+case("num_epochs", Q + HDR + ["--num-epochs=3", "-n", "0", "-b", "100", "-o", "none", "--stats",
+                              "{iris}"], err=rb"records 450, batches 5, ")
+case("small_queue", Q + HDR + ["--capacity=20", "--min-after-dequeue=10", "--seed=3", "-n", "3",
+                               "-o", "jsonl", "{iris}"], out=G)
+case("threads_multiset", Q + ["-j", "4", "-b", "64", "-n", "0", "-o", "csv", "-d", "int,int",
+                              "{lines20k}", "{lines20k}"],
+     check=lambda c, rc, o, e: _same_multiset(c, o, 2))
+case("threads_seed", Q + HDR + ["--threads=3", "--seed=5", "-n", "0", "-o", "none", "--stats",
+                                "{iris}"], err=rb"records 150, ")
+case("shuffle_flag", Q + HDR + ["--shuffle", "--seed=9", "-b", "150", "-n", "1", "-o", "csv",
+                                "{iris}"],
+     check=lambda c, rc, o, e: _is_permutation_of_iris(o))
+case("seed_reproducible", HDR + ["--seed=42", "-n", "0", "-o", "jsonl", "{iris}"],
+     check=lambda c, rc, o, e: _rerun_same(c, rc, o, e, same=True))
+case("seed_reproducible_big", Q + ["--seed=11", "-b", "32", "-n", "20", "-o", "csv", "{lines20k}"],
+     check=lambda c, rc, o, e: _rerun_same(c, rc, o, e, same=True))
+case("no_seed_differs", Q + HDR + ["-n", "0", "-o", "jsonl", "{iris}"],
+     check=lambda c, rc, o, e: _rerun_same(c, rc, o, e, same=False))
+
+# usage errors: exit 2 and a pointer to --help
+HELP = rb"\nTry 'tfq-cat --help' for more information\.\n$"
+for name, args in [
+        ("usage_unknown_option", ["--bogus", "{iris}"]),
+        ("usage_bad_batch", ["-b", "0", "{iris}"]),
+        ("usage_bad_batches", ["-n", "x", "{iris}"]),
+        ("usage_bad_format", ["-f", "parquet", "{iris}"]),
+        ("usage_bad_output", ["-o", "xml", "{iris}"]),
+        ("usage_bad_compression", ["-z", "bz2", "{iris}"]),
+        ("usage_unknown_type", ["-d", "float,decimal", "{iris}"]),
+        ("usage_bad_default", ["-d", "int:1.5", "{iris}"]),
+        ("usage_unterminated_quote", ["-d", 'string:"abc', "{iris}"]),
+        ("usage_empty_spec", ["-d", "", "{iris}"]),
+        ("usage_bad_delim", ["--field-delim=ab", "{iris}"]),
+        ("usage_select_not_increasing", ["--select-cols=2,1", "{iris}"]),
+        ("usage_select_vs_defaults", ["--select-cols=0,1", "-d", "float", "{iris}"]),
+        ("usage_fixed_needs_record_bytes", ["-f", "fixed", "{iris}"]),
+        ("usage_record_bytes_not_fixed", ["--record-bytes=4", "{iris}"]),
+        ("usage_csv_option_on_text", ["-f", "text", "--na-value=x", "{iris}"]),
+        ("usage_capacity_vs_mad", ["--capacity=10", "--min-after-dequeue=10", "{iris}"]),
+        ("usage_bad_seed", ["--seed=-1", "{iris}"]),
+        ("usage_bad_threads", ["-j", "0", "{iris}"]),
+        ("usage_stdin_twice", ["-", "-"]),
+        ("usage_epochs_on_pipe", ["--num-epochs=2", "-"]),
+]:
+    case(name, args, code=2, out="", err=G, stdin=b"x\n" if "-" in args else None)
+
+# data and I/O errors: exit 1, "tfq-cat: FILE:LINE: <TF's message>"
+for name, args, e in [
+        ("err_missing_file", ["{iris}", "{missing}"], G),
+        ("err_directory", ["{dir}"], rb"^tfq-cat: .*: Is a directory\n$"),
+        ("err_malformed_quote", NS + ["-d", "int,str", "{bad_quote}"], G),
+        ("err_malformed_quote_end", NS + ["-d", "int,str", "{bad_quote2}"], G),
+        ("err_field_count", NS + ["-d", "int,int,int", "{bad_count}"], G),
+        ("err_bad_number", NS + ["-d", "float,float", "{bad_number}"], G),
+        ("err_int_range", NS + ["-d", "int,int", "{bad_int}"], G),
+        ("err_required_missing", NS + ["-d", "int,int", "{missing_req}"], G),
+        ("err_truncated_gzip", NS + HDR + ["-d", IRIS_SPEC, "-n", "0", "{iris_trunc_gz}"],
+         rb"^tfq-cat: trunc\.csv\.gz:121: truncated GZIP stream: trunc\.csv\.gz ends at "),
+        ("err_garbage_gzip", NS + ["-f", "text", "{garbage_gz}"],
+         rb"^tfq-cat: garbage\.csv\.gz:1: "),
+        ("err_corrupt_tfrecord", NS + ["-n", "0", "{tfr_corrupt}"],
+         rb"^tfq-cat: corrupt\.tfrecord: .*corrupted record at 12"),
+        ("err_truncated_tfrecord", NS + ["-n", "0", "{tfr_trunc}"],
+         rb"^tfq-cat: trunc\.tfrecord: "),
+        ("err_fixed_truncated", NS + ["-f", "fixed", "--record-bytes=4", "-n", "0",
+                                      "{fixed_trunc}"], rb"^tfq-cat: trunc\.bin: "),
+        ("err_stdin_bad_number", NS + ["-d", "float,float", "-"], G),
+]:
+    case(name, Q + args, code=1, err=e, stdin="@bad_number" if "-" in args else None,
+         out="" if name.startswith("err_missing") else None)
+
+
+# pipes and signals (custom runners)
+def _pipe_head(ctx):
+    big = os.path.join(ctx.dir, ctx.path("lines20k"))
+    p = subprocess.run(["bash", "-c", 'set -o pipefail; "$1" -q --no-shuffle -n 0 -b 10 -o csv '
+                        '-d int,int "$2" | head -n 3 >/dev/null', "sh", ctx.tfq_cat, big],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    if p.returncode != 0 or p.stderr:
+        return "expected exit 0 and no stderr, got %d %r" % (p.returncode, p.stderr)
+    return None
+
+
+def _sigint(ctx):
+    # Standard input stays open and silent: the pipeline waits; SIGINT must stop it cleanly.
+    p = subprocess.Popen([ctx.tfq_cat, "-q", "-f", "text", "-"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdin.write(b"one line\n")
+    p.stdin.flush()
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    try:
+        out, err = p.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        return "tfq-cat did not stop on SIGINT"
+    finally:
+        p.stdin.close() if not p.stdin.closed else None
+    if p.returncode != 130:
+        return "expected exit 130 after SIGINT, got %d (%r)" % (p.returncode, err)
+    return None
+
+
+def _slow_stdin(ctx):
+    # A stream that stays open (tail -f | tfq-cat): the first batch prints and tfq-cat exits
+    # without waiting for the input to end.
+    p = subprocess.Popen([ctx.tfq_cat, "-q", "-f", "text", "--no-shuffle", "-b", "1", "-n", "1",
+                          "-o", "jsonl"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    p.stdin.write(b"a\nb\n")
+    p.stdin.flush()
+    try:
+        p.wait(timeout=10)  # standard input stays open meanwhile
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        return "tfq-cat waited for the end of an open standard input"
+    out, err = p.communicate()
+    if p.returncode != 0 or out != b'{"batch":0,"size":1,"columns":[["a"]]}\n' or err:
+        return "rc %d out %r err %r" % (p.returncode, out, err)
+    return None
+
+
+def _streaming(ctx):
+    big = os.path.join(ctx.dir, ctx.path("big"))
+    size = os.path.getsize(big)
+    t0 = time.monotonic()
+    rc, out, err = ctx.run(["-q", "--shuffle", "-b", "32", "-n", "5", "--stats", big])
+    dt = time.monotonic() - t0
+    m = re.search(rb"bytes read (\d+)", err)
+    if rc != 0 or not m:
+        return "rc %d, stderr %r" % (rc, err)
+    read = int(m.group(1))
+    sys.stdout.write("streaming: file %d bytes, tfq-cat read %d bytes (%.2f%%) in %.3f s\n"
+                     % (size, read, 100.0 * read / size, dt))
+    if out.count(b"batch ") != 5:
+        return "expected 5 batches"
+    if read > size // 20:
+        return "read %d of %d bytes: not streaming" % (read, size)
+    return None
+
+
+SPECIAL = {"pipe_head_quiet": _pipe_head, "sigint_130": _sigint, "streaming_big_file": _streaming,
+           "stdin_open_stream": _slow_stdin}
+
+
+# ---- checks -----------------------------------------------------------------------------------
+
+def _rerun_same(ctx, rc, out, err, same):
+    rc2, out2, err2 = ctx.run(CASES[ctx.case]["args"])
+    if rc != 0 or rc2 != 0:
+        return "exit codes %d %d" % (rc, rc2)
+    if same and out != out2:
+        return "two runs with --seed differ"
+    if not same and out == out2:
+        return "two runs without --seed printed the same order"
+    return None
+
+
+def _same_multiset(ctx, out, copies):
+    rows = sorted(out.split(b"\n")[1:-1])
+    want = sorted(b"%d,%d" % (i, i * 7) for i in range(20000) for _ in range(copies))
+    return None if rows == want else "rows differ from the input (%d vs %d)" % (len(rows), len(want))
+
+
+def _is_permutation_of_iris(out):
+    got = out.split(b"\n")[1:-1]
+    with open(IRIS, "rb") as f:
+        lines = f.read().split(b"\n")[1:-1]
+    # floats print shortest: 3.0 -> 3
+    norm = lambda l: b",".join(  # noqa: E731
+        (b"%g" % float(x)) if i < 4 else x for i, x in enumerate(l.split(b",")))
+    if sorted(map(norm, got)) != sorted(map(norm, lines)):
+        return "not a permutation of iris"
+    if got == [norm(l) for l in lines]:
+        return "not shuffled"
+    return None
+
+
+def _golden_path(name, spec, ext):
+    if isinstance(spec, str) and spec.startswith("golden:"):
+        return os.path.join(GOLDEN, spec[len("golden:"):])
+    return os.path.join(GOLDEN, name + ext)
+
+
+def _expect(ctx, name, what, spec, got, ext, update):
+    if spec is None:
+        return None
+    if spec == G or (isinstance(spec, str) and spec.startswith("golden:")):
+        path = _golden_path(name, spec, ext)
+        got = ctx.rel(got)
+        if update and spec == G:
+            _write(path, got)
+            return None
+        try:
+            with open(path, "rb") as f:
+                want = f.read()
+        except FileNotFoundError:
+            return "%s: missing golden file %s (run with --update)" % (what, path)
+        if got != want:
+            return "%s differs from %s:\n--- want\n%s\n--- got\n%s" % (
+                what, path, want.decode(errors="replace"), got.decode(errors="replace"))
+        return None
+    if spec == "":
+        return None if got == b"" else "%s: expected nothing, got %r" % (what, got[:2000])
+    pat = spec if isinstance(spec, bytes) else spec.encode()
+    if not re.search(pat, ctx.rel(got)):
+        return "%s: %r does not match %r" % (what, ctx.rel(got)[:2000], pat)
+    return None
+
+
+def run_case(args, name):
+    ctx = Ctx(args, name)
+    ctx.case = name
+    if name in SPECIAL:
+        return SPECIAL[name](ctx)
+    c = CASES[name]
+    rc, out, err = ctx.run(c["args"], c["stdin"])
+    problems = []
+    if rc != c["code"]:
+        problems.append("exit code %d, expected %d; stderr: %r" % (rc, c["code"], err[:2000]))
+    for what, spec, got, ext in (("stdout", c["out"], out, ".out"),
+                                 ("stderr", c["err"], err, ".err")):
+        p = _expect(ctx, name, what, spec, got, ext, args.update)
+        if p:
+            problems.append(p)
+    if c["check"] and not problems:
+        p = c["check"](ctx, rc, out, err)
+        if p:
+            problems.append(p)
+    return "\n".join(problems) or None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--tfq-cat")
+    ap.add_argument("--mkrecords")
+    ap.add_argument("--workdir", default="cli-work")
+    ap.add_argument("--case", action="append")
+    ap.add_argument("--update", action="store_true")
+    args = ap.parse_args()
+    for k in ("tfq_cat", "mkrecords", "workdir"):
+        if getattr(args, k):
+            setattr(args, k, os.path.abspath(getattr(args, k)))
+    names = list(CASES) + list(SPECIAL)
+    if args.list:
+        print("\n".join(names))
+        return 0
+    failed = 0
+    for name in args.case or names:
+        try:
+            p = run_case(args, name)
+        except subprocess.TimeoutExpired:
+            p = "timed out"
+        print(("FAIL " if p else "ok   ") + name)
+        if p:
+            print("  " + p.replace("\n", "\n  "))
+            failed += 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
