@@ -16,8 +16,7 @@ typedef struct {
 } producer;
 
 static void die(const char *what, tfq_status *st) {
-  fprintf(stderr, "%s: %s: %s\n", what, tfq_code_name(tfq_status_code(st)),
-          tfq_status_message(st));
+  fprintf(stderr, "%s: %s: %s\n", what, tfq_code_name(tfq_status_code(st)), tfq_status_message(st));
   exit(1);
 }
 

@@ -100,8 +100,8 @@ int main(int argc, char **argv) {
   /* (5) dequeue_up_to(2) until OUT_OF_RANGE */
   for (;;) {
     tfq_tuple *batch;
-    tfq_code c = tfq_queue_dequeue_up_to(queue, 2, &batch, tfq_coord_cancel(coord),
-                                         TFQ_NO_TIMEOUT, st);
+    tfq_code c =
+        tfq_queue_dequeue_up_to(queue, 2, &batch, tfq_coord_cancel(coord), TFQ_NO_TIMEOUT, st);
     if (c == TFQ_OUT_OF_RANGE) {
       printf("No more training instances\n");
       break;

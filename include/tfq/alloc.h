@@ -19,7 +19,8 @@ typedef void (*tfq_free_fn)(void *ptr);
  * The three must be given together (all NULL or none NULL), else TFQ_INVALID_ARGUMENT.
  * REQUIRES: no tfq object is alive (memory must be freed by the allocator that made it).
  * Thread-safety: not concurrently with any other tfq call.  Since: 0.1 */
-TFQ_API tfq_code tfq_set_allocator(tfq_malloc_fn m, tfq_realloc_fn r, tfq_free_fn f) TFQ_WARN_UNUSED;
+TFQ_API tfq_code tfq_set_allocator(tfq_malloc_fn m, tfq_realloc_fn r,
+                                   tfq_free_fn f) TFQ_WARN_UNUSED;
 
 /* Allocates through the installed allocator; NULL on failure (and for size 0 only if the
  * installed allocator returns NULL).  Ownership: free with tfq_free().  Since: 0.1 */

@@ -22,8 +22,8 @@
 #include <tfq/csv.h>
 #include <tfq/export.h>
 #include <tfq/producer.h>
-#include <tfq/reader.h>
 #include <tfq/queue.h>
+#include <tfq/reader.h>
 #include <tfq/status.h>
 #include <tfq/tensor.h>
 
@@ -203,8 +203,7 @@ TFQ_API void tfq_transfer_op_free(tfq_transfer_op *op);
 /* A source: produces one element (or, with enqueue_many, one batch with a leading dimension) per
  * call in *out (a new tuple the batcher frees), or returns OUT_OF_RANGE at the end of its input.
  * With num_threads > 1 it is called concurrently from several threads. */
-typedef tfq_code (*tfq_source_fn)(void *ctx, tfq_tuple **out, tfq_cancel *cancel,
-                                  tfq_status *st);
+typedef tfq_code (*tfq_source_fn)(void *ctx, tfq_tuple **out, tfq_cancel *cancel, tfq_status *st);
 
 /* maybe_batch's keep_input: called for each example (row `row` of `elem`, or the element itself
  * with row -1 when enqueue_many is off); nonzero keeps it. */
@@ -249,8 +248,8 @@ typedef enum tfq_batcher_kind {
  * `coord` borrowed (required: it stops the threads).  Since: 0.1 */
 TFQ_API tfq_code tfq_batcher_new(tfq_batcher_kind kind, const tfq_spec *spec, int64_t batch_size,
                                  const tfq_source_fn *sources, void *const *ctxs, size_t nsources,
-                                 const tfq_batch_options *opts, tfq_coord *coord,
-                                 tfq_batcher **out, tfq_status *st) TFQ_WARN_UNUSED;
+                                 const tfq_batch_options *opts, tfq_coord *coord, tfq_batcher **out,
+                                 tfq_status *st) TFQ_WARN_UNUSED;
 
 /* The next batch: dequeue_many(batch_size), or dequeue_up_to with allow_smaller_final_batch.
  * Waits with the coordinator's cancel token.

@@ -103,7 +103,8 @@ TFQ_API void tfq_cancel_reset(tfq_cancel *c);
 /* Frees it.  NULL does nothing.  REQUIRES: no call is using it.  Since: 0.1 */
 TFQ_API void tfq_cancel_free(tfq_cancel *c);
 
-/* ---- options ---------------------------------------------------------------------------------- */
+/* ---- options ----------------------------------------------------------------------------------
+ */
 
 /* Construction options.  Opaque.  Thread-safety: one thread at a time. */
 typedef struct tfq_queue_options tfq_queue_options;

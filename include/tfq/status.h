@@ -67,7 +67,8 @@ TFQ_API tfq_code tfq_status_set(tfq_status *st, tfq_code code, const char *fmt, 
 TFQ_API void tfq_status_clear(tfq_status *st);
 
 /* "OK", "CANCELLED", ... "UNAUTHENTICATED" (TensorFlow's enum spellings); "UNKNOWN_CODE" for a
- * value outside the enum.  Ownership: static string, never NULL.  Thread-safety: any.  Since: 0.1 */
+ * value outside the enum.  Ownership: static string, never NULL.  Thread-safety: any.  Since: 0.1
+ */
 TFQ_API const char *tfq_code_name(tfq_code code);
 
 /* A short English description of `code` ("out of range", ...).  Static, never NULL.  Since: 0.1 */

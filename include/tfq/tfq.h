@@ -19,8 +19,8 @@
 #include <tfq/coord.h>
 #include <tfq/csv.h>
 #include <tfq/export.h>
-#include <tfq/queue.h>
 #include <tfq/producer.h>
+#include <tfq/queue.h>
 #include <tfq/reader.h>
 #include <tfq/status.h>
 #include <tfq/tensor.h>

@@ -1,4 +1,5 @@
-/* Batchers of input.py (spec tf1-queues §8): a queue, a QueueRunner over sources, and batches out. */
+/* Batchers of input.py (spec tf1-queues §8): a queue, a QueueRunner over sources, and batches out.
+ */
 #include <string.h>
 
 #include "coord_internal.h"
@@ -46,8 +47,7 @@ void tfq_batch_options_set_keep(tfq_batch_options *o, tfq_keep_fn keep, void *ct
   o->keep = keep;
   o->keep_ctx = ctx;
 }
-tfq_code tfq_batch_options_set_shared_name(tfq_batch_options *o, const char *name,
-                                           tfq_status *st) {
+tfq_code tfq_batch_options_set_shared_name(tfq_batch_options *o, const char *name, tfq_status *st) {
   char *c = NULL;
   if (name && !(c = tfq__strdup(name))) return TFQ__OOM(st);
   tfq_free(o->shared_name);
@@ -171,15 +171,16 @@ tfq_code tfq_batcher_new(tfq_batcher_kind kind, const tfq_spec *spec, int64_t ba
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "batch_size must be >= 1, got %lld",
                           (long long)batch_size);
   if (nsources == 0 || (!join && nsources != 1))
-    return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
-                          "%s takes %s source, got %zu", join ? "a *_join batcher" : "batch",
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "%s takes %s source, got %zu",
+                          join ? "a *_join batcher" : "batch",
                           join ? "at least one" : "exactly one", nsources);
   tfq_batch_options defaults = {.num_threads = 1, .capacity = 32};
   const tfq_batch_options *o = opts ? opts : &defaults;
   if (shuffle && o->capacity <= o->min_after_dequeue)
-    return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "capacity %lld must be bigger than "
-                          "min_after_dequeue %lld.", (long long)o->capacity,
-                          (long long)o->min_after_dequeue);
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                          "capacity %lld must be bigger than "
+                          "min_after_dequeue %lld.",
+                          (long long)o->capacity, (long long)o->min_after_dequeue);
   if (o->num_threads < 1)
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "num_threads must be >= 1");
   tfq_batcher *b = tfq__calloc(1, sizeof *b);
@@ -193,16 +194,17 @@ tfq_code tfq_batcher_new(tfq_batcher_kind kind, const tfq_spec *spec, int64_t ba
   b->allow_smaller = o->allow_smaller;
   b->keep = o->keep;
   b->keep_ctx = o->keep_ctx;
-  const char *scope = shuffle ? (join ? "shuffle_batch_join" : "shuffle_batch")
-                              : (join ? "batch_join" : "batch");
+  const char *scope =
+      shuffle ? (join ? "shuffle_batch_join" : "shuffle_batch") : (join ? "batch_join" : "batch");
   if (shuffle)
     snprintf(b->summary, sizeof b->summary, "%s/fraction_over_%lld_of_%lld_full", scope,
              (long long)o->min_after_dequeue, (long long)(o->capacity - o->min_after_dequeue));
   else
     snprintf(b->summary, sizeof b->summary, "%s/fraction_of_%lld_full", scope,
              (long long)o->capacity);
-  tfq_queue_kind qk = shuffle ? TFQ_QUEUE_RANDOM_SHUFFLE
-                      : o->dynamic_pad ? TFQ_QUEUE_PADDING_FIFO : TFQ_QUEUE_FIFO;
+  tfq_queue_kind qk = shuffle          ? TFQ_QUEUE_RANDOM_SHUFFLE
+                      : o->dynamic_pad ? TFQ_QUEUE_PADDING_FIFO
+                                       : TFQ_QUEUE_FIFO;
   tfq_queue_options qo = {.capacity = o->capacity,
                           .min_after_dequeue = shuffle ? o->min_after_dequeue : 0,
                           .seed = o->seed,
@@ -210,7 +212,9 @@ tfq_code tfq_batcher_new(tfq_batcher_kind kind, const tfq_spec *spec, int64_t ba
                           .shared_name = o->shared_name};
   char qname[160];
   snprintf(qname, sizeof qname, "%s/%s", scope,
-           shuffle ? "random_shuffle_queue" : o->dynamic_pad ? "padding_fifo_queue" : "fifo_queue");
+           shuffle          ? "random_shuffle_queue"
+           : o->dynamic_pad ? "padding_fifo_queue"
+                            : "fifo_queue");
   qo.name = qname;
   tfq_code c = tfq_queue_open(NULL, qk, spec, &qo, &b->q, st);
   if (!c) c = tfq_runner_new(b->q, &b->runner, st);

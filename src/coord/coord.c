@@ -172,8 +172,7 @@ tfq_code tfq_coord_start_thread(tfq_coord *c, const char *name, void *(*fn)(void
                                 tfq_status *st) {
   pthread_t th;
   if (pthread_create(&th, NULL, fn, arg))
-    return tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "cannot create thread %s",
-                          name ? name : "");
+    return tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "cannot create thread %s", name ? name : "");
   tfq_code code = tfq_coord_register_thread(c, th, name, st);
   if (code) pthread_join(th, NULL); /* cannot track it: wait for it instead of leaking it */
   return code;
@@ -186,8 +185,7 @@ static int join_until(pthread_t th, int64_t deadline_ns) {
   return pthread_clockjoin_np(th, NULL, CLOCK_MONOTONIC, &ts);
 }
 
-tfq_code tfq_coord_join(tfq_coord *c, int64_t grace_us, int ignore_live_threads,
-                        tfq_status *st) {
+tfq_code tfq_coord_join(tfq_coord *c, int64_t grace_us, int ignore_live_threads, tfq_status *st) {
   tfq__lock(&c->mu);
   creg *list = c->threads; /* threads registered from now on belong to a later join */
   c->threads = NULL;

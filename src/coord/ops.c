@@ -68,14 +68,12 @@ tfq_code tfq_read_decode_op_add_component(tfq_read_decode_op *op, const size_t *
 }
 
 /* tf.stack of [B] columns into one [B, n] tensor. */
-static tfq_code stack_columns(tfq_tuple *cols, const mapping *m, tfq_tensor **out,
-                              tfq_status *st) {
+static tfq_code stack_columns(tfq_tuple *cols, const mapping *m, tfq_tensor **out, tfq_status *st) {
   const tfq_tensor *first = cols->c[m->cols[0]];
   int64_t b = first->nelems;
   for (size_t k = 1; k < m->n; k++)
     if (cols->c[m->cols[k]]->dtype != first->dtype)
-      return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
-                            "cannot stack columns of dtypes %s and %s",
+      return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "cannot stack columns of dtypes %s and %s",
                             tfq_dtype_name(first->dtype),
                             tfq_dtype_name(cols->c[m->cols[k]]->dtype));
   int64_t dims[2] = {b, (int64_t)m->n};
@@ -160,8 +158,8 @@ struct tfq_transfer_op {
   int64_t batch;
 };
 
-tfq_code tfq_transfer_op_new(tfq_queue *from, tfq_queue *to, int64_t batch,
-                             tfq_transfer_op **out, tfq_status *st) {
+tfq_code tfq_transfer_op_new(tfq_queue *from, tfq_queue *to, int64_t batch, tfq_transfer_op **out,
+                             tfq_status *st) {
   *out = NULL;
   if (batch < 1)
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "batch must be >= 1, got %lld",
@@ -177,9 +175,9 @@ tfq_code tfq_transfer_op_new(tfq_queue *from, tfq_queue *to, int64_t batch,
 tfq_code tfq_transfer_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
   tfq_transfer_op *op = ctx;
   tfq_tuple *t;
-  tfq_code c = op->batch == 1 ? tfq_queue_dequeue(op->from, &t, cancel, TFQ_NO_TIMEOUT, st)
-                              : tfq_queue_dequeue_up_to(op->from, op->batch, &t, cancel,
-                                                        TFQ_NO_TIMEOUT, st);
+  tfq_code c = op->batch == 1
+                   ? tfq_queue_dequeue(op->from, &t, cancel, TFQ_NO_TIMEOUT, st)
+                   : tfq_queue_dequeue_up_to(op->from, op->batch, &t, cancel, TFQ_NO_TIMEOUT, st);
   if (c) return c;
   c = op->batch == 1 ? tfq_queue_enqueue(op->to, t, cancel, TFQ_NO_TIMEOUT, st)
                      : tfq_queue_enqueue_many(op->to, t, cancel, TFQ_NO_TIMEOUT, st);

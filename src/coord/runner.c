@@ -29,10 +29,10 @@ struct tfq_runner {
   pthread_t *threads;
   thread_arg *args;
   size_t nthreads;
-  int started;      /* threads exist and were not joined */
-  int live;         /* op threads not yet exited */
-  int exited;       /* threads (op and close-on-stop) past their last access to the runner */
-  int first_runs;   /* op threads that finished their first run */
+  int started;    /* threads exist and were not joined */
+  int live;       /* op threads not yet exited */
+  int exited;     /* threads (op and close-on-stop) past their last access to the runner */
+  int first_runs; /* op threads that finished their first run */
   tfq_code first_err;
   char first_msg[TFQ__MSG_CAP];
   tfq_code err;
@@ -206,8 +206,7 @@ tfq_code tfq_runner_start(tfq_runner *r, tfq_coord *coord, int64_t wait_us, tfq_
   for (size_t i = 0; i < n; i++) {
     int is_op = i < r->nops;
     r->args[i] = (thread_arg){r, is_op ? i : SIZE_MAX};
-    if (pthread_create(&r->threads[i], NULL, is_op ? op_main : close_on_stop_main,
-                       &r->args[i])) {
+    if (pthread_create(&r->threads[i], NULL, is_op ? op_main : close_on_stop_main, &r->args[i])) {
       code = tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "cannot create a QueueRunner thread");
       tfq__lock(&r->mu);
       if (is_op) r->live -= (int)(r->nops - i); /* these ops never start */

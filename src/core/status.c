@@ -39,29 +39,16 @@ void tfq_status_clear(tfq_status *st) {
 }
 
 static const char *const code_names[] = {
-    "OK",        "CANCELLED",          "UNKNOWN",       "INVALID_ARGUMENT",
-    "DEADLINE_EXCEEDED", "NOT_FOUND",  "ALREADY_EXISTS", "PERMISSION_DENIED",
-    "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
-    "UNIMPLEMENTED", "INTERNAL",       "UNAVAILABLE",   "DATA_LOSS",
-    "UNAUTHENTICATED"};
+    "OK",        "CANCELLED",      "UNKNOWN",           "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
+    "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+    "ABORTED",   "OUT_OF_RANGE",   "UNIMPLEMENTED",     "INTERNAL",           "UNAVAILABLE",
+    "DATA_LOSS", "UNAUTHENTICATED"};
 
-static const char *const code_texts[] = {"ok",
-                                         "cancelled",
-                                         "unknown error",
-                                         "invalid argument",
-                                         "deadline exceeded",
-                                         "not found",
-                                         "already exists",
-                                         "permission denied",
-                                         "resource exhausted",
-                                         "failed precondition",
-                                         "aborted",
-                                         "out of range",
-                                         "unimplemented",
-                                         "internal error",
-                                         "unavailable",
-                                         "data loss",
-                                         "unauthenticated"};
+static const char *const code_texts[] = {
+    "ok",        "cancelled",      "unknown error",     "invalid argument",   "deadline exceeded",
+    "not found", "already exists", "permission denied", "resource exhausted", "failed precondition",
+    "aborted",   "out of range",   "unimplemented",     "internal error",     "unavailable",
+    "data loss", "unauthenticated"};
 
 const char *tfq_code_name(tfq_code code) {
   unsigned c = (unsigned)code;

@@ -740,8 +740,9 @@ tfq_code tfq_queue_new(tfq_queue_kind kind, const tfq_spec *spec, const tfq_queu
       return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "min_after_dequeue %lld must be >= 0",
                             (long long)mad);
     if (mad >= cap)
-      return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "min_after_dequeue %lld must be < capacity %lld",
-                            (long long)mad, (long long)cap);
+      return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                            "min_after_dequeue %lld must be < capacity %lld", (long long)mad,
+                            (long long)cap);
   }
   tfq_spec *full;
   tfq_code c = tfq__queue_full_spec(kind, spec, &full, st);
@@ -884,9 +885,9 @@ static tfq_code validate_tuple(tfq_queue *q, const tfq_tuple *t, int many, tfq_s
         char g[TFQ__MSG_CAP / 2];
         tfq__buf bg = {g, sizeof g, 0};
         tfq__buf_shape(&bg, x->dims + many, x->rank - many);
-        return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
-                              "Expected the priority element to be a scalar, but received shape: %s",
-                              g);
+        return tfq_status_set(
+            st, TFQ_INVALID_ARGUMENT,
+            "Expected the priority element to be a scalar, but received shape: %s", g);
       }
       if (many && x->dims[0] != batch)
         return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
@@ -1026,8 +1027,8 @@ static int pad_copy(tfq_tensor *out, int64_t r, const tfq_tensor *e) {
 /* Builds batch component `c` of `rows` rows from boxed element tensors (owner thread, no lock).
  * A declared dim keeps its size; an unknown dim (PaddingFIFOQueue) becomes the largest size in
  * this batch (0 for an empty batch) and shorter elements are padded with zeros / "". */
-static tfq_code assemble_boxed(tfq_queue *q, size_t c, tfq_tensor **elems, int64_t rows,
-                               int many, tfq_tensor **out, tfq_status *st) {
+static tfq_code assemble_boxed(tfq_queue *q, size_t c, tfq_tensor **elems, int64_t rows, int many,
+                               tfq_tensor **out, tfq_status *st) {
   if (!many) {
     *out = elems[0];
     elems[0] = NULL;

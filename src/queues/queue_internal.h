@@ -12,16 +12,11 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
-
 #include <tfq/queue.h>
 
 #include "../core/core_internal.h"
 
-typedef enum {
-  ATT_ENQUEUE,
-  ATT_CLOSE,
-  ATT_DEQUEUE
-} tfq__att_kind;
+typedef enum { ATT_ENQUEUE, ATT_CLOSE, ATT_DEQUEUE } tfq__att_kind;
 
 /* Why an attempt completed, formatted by its owner into its own status. */
 typedef enum {
@@ -47,9 +42,9 @@ struct tfq__cancel_reg {
 struct tfq__attempt {
   tfq__attempt *prev, *next;
   tfq__att_kind kind;
-  int many;    /* dequeue_many/up_to or enqueue_many: rows along dim 0 */
-  int up_to;   /* dequeue_up_to */
-  int linked;  /* in E or D */
+  int many;   /* dequeue_many/up_to or enqueue_many: rows along dim 0 */
+  int up_to;  /* dequeue_up_to */
+  int linked; /* in E or D */
   /* enqueue: source rows (a tuple; for boxed components of an enqueue_many, pre-split element
    * tensors in `boxed_src`). */
   const tfq_tuple *src;
@@ -58,9 +53,9 @@ struct tfq__attempt {
    * boxed_dst[c * total + row] with element tensors. */
   tfq_tuple *dst;
   tfq_tensor **boxed_dst;
-  int64_t total;      /* rows wanted (1 for single ops); up_to may lower it at close */
-  int64_t stride;     /* rows the boxed_src/boxed_dst arrays were made for */
-  int64_t done_rows;  /* rows inserted / taken so far */
+  int64_t total;     /* rows wanted (1 for single ops); up_to may lower it at close */
+  int64_t stride;    /* rows the boxed_src/boxed_dst arrays were made for */
+  int64_t done_rows; /* rows inserted / taken so far */
   /* result */
   tfq__result res;
   int64_t res_requested, res_size;
@@ -84,14 +79,14 @@ struct tfq_queue {
   tfq_spec *spec;
   char *name;
   int64_t capacity;
-  int shaped; /* every component has a declared shape */
+  int shaped;                /* every component has a declared shape */
   int64_t min_after_dequeue; /* RandomShuffleQueue */
   int64_t seed, seed2;       /* as requested (the shared-queue check compares these) */
   int tf_exact;              /* RandomShuffleQueue draws with TF's Philox layout */
   tfq__pcg32 pcg;
   tfq__philox philox;
-  char *swap_tmp;            /* PriorityQueue heap swaps: one row of the widest component */
-  char *container;           /* registry key (shared queues only) */
+  char *swap_tmp;  /* PriorityQueue heap swaps: one row of the widest component */
+  char *container; /* registry key (shared queues only) */
   int registered;
   pthread_mutex_t mu;
   int closed;

@@ -91,5 +91,12 @@ int main(int argc, char **argv) {
     printf("not ok 1 - a cancelled attempt was left linked\n");
   fflush(stdout);
   atomic_store(&quit, 1);
-  _exit(rc); /* the queue may hold a dangling attempt: do not free it */
+  if (rc) _exit(rc); /* the queue may hold a dangling attempt: do not free it */
+  pthread_join(th, NULL);
+  pthread_join(hm, NULL);
+  tfq_tuple_free(e);
+  tfq_cancel_free(c);
+  tfq_queue_free(q);
+  tfq_spec_free(s);
+  return 0;
 }

@@ -99,8 +99,7 @@ static inline tfq_code enq_many_f(tfq_queue *q, int64_t n, const float *v, tfq_s
 static inline float deq_f(tfq_queue *q) {
   tfq_tuple *t;
   tfq_status *st = tfq_status_new();
-  cr_assert_eq(tfq_queue_dequeue(q, &t, NULL, NOTIMEOUT, st), TFQ_OK, "%s",
-               tfq_status_message(st));
+  cr_assert_eq(tfq_queue_dequeue(q, &t, NULL, NOTIMEOUT, st), TFQ_OK, "%s", tfq_status_message(st));
   tfq_status_free(st);
   float v = f32_at(t, 0, 0);
   tfq_tuple_free(t);

@@ -259,7 +259,8 @@ Test(fifo, enqueue_of_wrong_shape_is_rejected_before_queuing) {
   tfq_tuple *t = tup(2, i32_vec(2, v), i32_vec(2, v));
   tfq_status *st = tfq_status_new();
   cr_assert_eq(tfq_queue_enqueue(q, t, NULL, NOTIMEOUT, st), TFQ_INVALID_ARGUMENT);
-  cr_assert_str_eq(tfq_status_message(st), "Shape mismatch in tuple component 0. Expected [], got [2]");
+  cr_assert_str_eq(tfq_status_message(st),
+                   "Shape mismatch in tuple component 0. Expected [], got [2]");
   cr_assert_eq(tfq_queue_size(q), 0);
   tfq_status_free(st);
   tfq_tuple_free(t);
@@ -276,7 +277,8 @@ Test(fifo, enqueue_many_with_mismatched_batch_sizes_is_rejected) {
   int32_t v[3] = {1, 2, 3};
   tfq_tuple *t = tup(2, i32_vec(3, v), i32_vec(2, v));
   cr_assert_eq(tfq_queue_enqueue_many(q, t, NULL, NOTIMEOUT, st), TFQ_INVALID_ARGUMENT);
-  cr_assert_str_eq(tfq_status_message(st), "Shape mismatch in tuple component 1. Expected [3], got [2]");
+  cr_assert_str_eq(tfq_status_message(st),
+                   "Shape mismatch in tuple component 1. Expected [3], got [2]");
   tfq_queue_free(q);
   tfq_spec_free(s);
   /* unshaped queue: TF's dim-0 message */
@@ -333,7 +335,8 @@ Test(fifo, wrong_arity_and_wrong_dtype_use_tf_messages) {
   tfq_status *st = tfq_status_new();
   tfq_tuple *t = tup(2, f32_scalar(1), f32_scalar(2));
   cr_assert_eq(tfq_queue_enqueue(q, t, NULL, NOTIMEOUT, st), TFQ_INVALID_ARGUMENT);
-  cr_assert_str_eq(tfq_status_message(st), "Wrong number of components in tuple. Expected 1, got 2");
+  cr_assert_str_eq(tfq_status_message(st),
+                   "Wrong number of components in tuple. Expected 1, got 2");
   tfq_tuple_free(t);
   t = tup(1, i32_scalar(1), NULL);
   cr_assert_eq(tfq_queue_enqueue(q, t, NULL, NOTIMEOUT, st), TFQ_INVALID_ARGUMENT);

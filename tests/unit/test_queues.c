@@ -244,8 +244,8 @@ Test(random_shuffle_queue, different_seeds_give_pairwise_different_orders) {
     const float *seqs[4] = {a, a + 5, b, b + 5};
     for (int i = 0; i < 4; i++)
       for (int j = i + 1; j < 4; j++)
-        cr_assert_neq(memcmp(seqs[i], seqs[j], 5 * sizeof(float)), 0, "mode %d: %d vs %d", mode,
-                      i, j);
+        cr_assert_neq(memcmp(seqs[i], seqs[j], 5 * sizeof(float)), 0, "mode %d: %d vs %d", mode, i,
+                      j);
   }
 }
 
@@ -521,11 +521,8 @@ static void check_padded_batch(int up_to) {
   cr_assert_eq(tfq_tensor_rank(iv), 3);
   cr_assert_eq(tfq_tensor_dim(iv, 1), 1);
   cr_assert_eq(tfq_tensor_dim(iv, 2), 3);
-  const char *want_s[5][3] = {{"a", "", ""},
-                              {"ab", "", ""},
-                              {"abc", "", ""},
-                              {"abc", "d", ""},
-                              {"abc", "d", "e"}};
+  const char *want_s[5][3] = {
+      {"a", "", ""}, {"ab", "", ""}, {"abc", "", ""}, {"abc", "d", ""}, {"abc", "d", "e"}};
   for (int r = 0; r < 5; r++)
     for (int c = 0; c < 3; c++) {
       size_t len;
@@ -887,11 +884,13 @@ Test(priority_queue, priority_must_be_an_int64_scalar) {
   int64_t two[1] = {2}, twotwo[2] = {2, 2};
   t = tup(2, tensor(TFQ_INT64, 1, two), str_scalar("y"));
   cr_assert_eq(tfq_queue_enqueue(q, t, NULL, NOTIMEOUT, st), TFQ_INVALID_ARGUMENT);
-  cr_assert_str_eq(tfq_status_message(st), "Shape mismatch in tuple component 0. Expected [], got [2]");
+  cr_assert_str_eq(tfq_status_message(st),
+                   "Shape mismatch in tuple component 0. Expected [], got [2]");
   tfq_tuple_free(t);
   t = tup(2, tensor(TFQ_INT64, 2, twotwo), tensor(TFQ_STRING, 1, two));
   cr_assert_eq(tfq_queue_enqueue_many(q, t, NULL, NOTIMEOUT, st), TFQ_INVALID_ARGUMENT);
-  cr_assert_str_eq(tfq_status_message(st), "Shape mismatch in tuple component 0. Expected [2], got [2,2]");
+  cr_assert_str_eq(tfq_status_message(st),
+                   "Shape mismatch in tuple component 0. Expected [2], got [2,2]");
   tfq_tuple_free(t);
   tfq_queue_free(q);
   q = prioq(10, 0); /* no shapes declared */
@@ -1006,14 +1005,15 @@ Test(shared_name, incompatible_second_open_fails_with_tf_messages) {
                    "Shared queue 'q_a' has component types float but requested component types "
                    "were int32");
   tfq_queue_free(q);
-  OK(open_named(r, TFQ_QUEUE_FIFO, TFQ_FLOAT, TFQ_UNKNOWN_RANK, NULL, 10, 0, 0, 0, "q_c", &q, NULL));
+  OK(open_named(r, TFQ_QUEUE_FIFO, TFQ_FLOAT, TFQ_UNKNOWN_RANK, NULL, 10, 0, 0, 0, "q_c", &q,
+                NULL));
   cr_assert_eq(open_named(r, TFQ_QUEUE_FIFO, TFQ_FLOAT, 4, shp, 10, 0, 0, 0, "q_c", &x, st),
                TFQ_INVALID_ARGUMENT);
   cr_assert_str_eq(tfq_status_message(st),
                    "Shared queue 'q_c' has component shapes [] but requested component shapes "
                    "were [[1,1,2,3]]");
-  cr_assert_eq(open_named(r, TFQ_QUEUE_RANDOM_SHUFFLE, TFQ_FLOAT, TFQ_UNKNOWN_RANK, NULL, 10, 0,
-                          0, 0, "q_c", &x, st),
+  cr_assert_eq(open_named(r, TFQ_QUEUE_RANDOM_SHUFFLE, TFQ_FLOAT, TFQ_UNKNOWN_RANK, NULL, 10, 0, 0,
+                          0, "q_c", &x, st),
                TFQ_INVALID_ARGUMENT);
   cr_assert_str_eq(tfq_status_message(st), "Expected FIFOQueue, found RandomShuffleQueueV2");
   tfq_queue_free(q);
