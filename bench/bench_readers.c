@@ -6,7 +6,8 @@
  * Files are generated under a mkdtemp directory (removed at the end); the page cache is warm
  * (each input is read once before it is timed).
  *
- *   bench_readers [MiB]          default 256 */
+ *   bench_readers [MiB [SECTION]]   MiB default 256; SECTION: all (default), text, gzip, tfrecord
+ *                                    (one section only: for profilers and callgrind) */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,6 +146,14 @@ static double time_gzip(void *a) {
 int main(int argc, char **argv) {
   long mib = argc > 1 ? atol(argv[1]) : 256;
   if (mib <= 0) mib = 256;
+  const char *section = argc > 2 ? argv[2] : "all";
+  int all = strcmp(section, "all") == 0, do_text = all || strcmp(section, "text") == 0,
+      do_gzip = all || strcmp(section, "gzip") == 0,
+      do_tfr = all || strcmp(section, "tfrecord") == 0;
+  if (!do_text && !do_gzip && !do_tfr) {
+    fprintf(stderr, "usage: bench_readers [MiB [all|text|gzip|tfrecord]]\n");
+    return 2;
+  }
   char dir[] = "/tmp/tfq_bench_readers_XXXXXX";
   if (!mkdtemp(dir)) die("mkdtemp", NULL);
   char txt[256], gz[256], tfr[256], cmd[1024];
@@ -164,31 +173,41 @@ int main(int argc, char **argv) {
   }
   fclose(f);
   snprintf(cmd, sizeof cmd, "gzip -6 -c '%s' > '%s'", txt, gz);
-  if (system(cmd) != 0) die("gzip", NULL);
+  if (do_gzip && system(cmd) != 0) die("gzip", NULL);
 
   printf("bench_readers: timing by %s\n",
          getenv("TFQ_BENCH_WALL") ? "wall clock" : "CPU time (process + gzip child)");
   printf("bench_readers: %ld MiB text file, %lld lines (avg %.1f bytes)\n", mib, lines,
          (double)written / (double)lines);
-  job m = {txt, TFQ_COMPRESSION_NONE, TFQ_READER_TEXT_LINE, 0, 0};
-  job r = m;
-  (void)time_memchr(&m); /* warm the page cache */
-  double tm = best_of(3, time_memchr, &m);
-  double tr = best_of(3, time_reader, &r);
-  if (m.recs != lines || r.recs != lines) die("line counts differ", NULL);
-  double mbm = (double)written / 1e6 / tm, mbr = (double)written / 1e6 / tr;
-  printf("  memchr line scan           %8.0f MB/s\n", mbm);
-  printf("  TextLineReader read_up_to  %8.0f MB/s   ratio %.2fx (target >= 0.5x)\n", mbr,
-         mbr / mbm);
+  if (do_text) {
+    job m = {txt, TFQ_COMPRESSION_NONE, TFQ_READER_TEXT_LINE, 0, 0};
+    job r = m;
+    (void)time_memchr(&m); /* warm the page cache */
+    double tm = best_of(3, time_memchr, &m);
+    double tr = best_of(3, time_reader, &r);
+    if (m.recs != lines || r.recs != lines) die("line counts differ", NULL);
+    double mbm = (double)written / 1e6 / tm, mbr = (double)written / 1e6 / tr;
+    printf("  memchr line scan           %8.0f MB/s\n", mbm);
+    printf("  TextLineReader read_up_to  %8.0f MB/s   ratio %.2fx (target >= 0.5x)\n", mbr,
+           mbr / mbm);
+  }
 
-  job g = {gz, TFQ_COMPRESSION_GZIP, TFQ_READER_TEXT_LINE, 0, 0};
-  double tg = best_of(3, time_gzip, &g);
-  double trg = best_of(3, time_reader, &g);
-  if (g.recs != lines) die("gzip line count differs", NULL);
-  printf("  gzip -dc > /dev/null       %8.0f MB/s (uncompressed bytes)\n",
-         (double)written / 1e6 / tg);
-  printf("  TextLineReader GZIP        %8.0f MB/s   ratio %.2fx (target >= 0.8x)\n",
-         (double)written / 1e6 / trg, tg / trg);
+  if (do_gzip) {
+    job g = {gz, TFQ_COMPRESSION_GZIP, TFQ_READER_TEXT_LINE, 0, 0};
+    double tg = best_of(3, time_gzip, &g);
+    double trg = best_of(3, time_reader, &g);
+    if (g.recs != lines) die("gzip line count differs", NULL);
+    printf("  gzip -dc > /dev/null       %8.0f MB/s (uncompressed bytes)\n",
+           (double)written / 1e6 / tg);
+    printf("  TextLineReader GZIP        %8.0f MB/s   ratio %.2fx (target >= 0.8x)\n",
+           (double)written / 1e6 / trg, tg / trg);
+  }
+  unlink(txt);
+  unlink(gz);
+  if (!do_tfr) {
+    rmdir(dir);
+    return 0;
+  }
 
   /* TFRecord: ~1 KiB records */
   tfq_status *st = tfq_status_new();

@@ -213,7 +213,8 @@ tfq_code tfq__tensor_put_string(tfq_tensor *t, int64_t i, const char *p, size_t 
   tfq__arena_chunk *a = t->arena;
   if (!a || a->cap - a->used < len) {
     size_t cap = len > ARENA_MIN ? len : ARENA_MIN;
-    if (a && len <= ARENA_MIN && a->cap < 1u << 20) cap = a->cap * 2; /* grow geometrically */
+    /* grow geometrically (from put_string's own chunks, not a small tfq__tensor_arena_alloc one) */
+    if (a && len <= ARENA_MIN && a->cap >= ARENA_MIN && a->cap < 1u << 20) cap = a->cap * 2;
     tfq__arena_chunk *na = tfq_malloc(sizeof *na + cap);
     if (!na) return TFQ_RESOURCE_EXHAUSTED;
     na->used = 0;
@@ -234,6 +235,21 @@ tfq_code tfq__tensor_put_string(tfq_tensor *t, int64_t i, const char *p, size_t 
   s->p = dst;
   s->len = len;
   return TFQ_OK;
+}
+
+char *tfq__tensor_arena_alloc(tfq_tensor *t, size_t len) {
+  if (len > SIZE_MAX - sizeof(tfq__arena_chunk)) return NULL;
+  tfq__arena_chunk *na = tfq_malloc(sizeof *na + len);
+  if (!na) return NULL;
+  na->used = na->cap = len; /* full: put_string never writes into it */
+  if (t->arena) {           /* behind the current chunk, which put_string keeps filling */
+    na->next = t->arena->next;
+    t->arena->next = na;
+  } else {
+    na->next = NULL;
+    t->arena = na;
+  }
+  return na->bytes;
 }
 
 tfq_code tfq_tensor_set_string(tfq_tensor *t, int64_t i, const char *bytes, size_t len,

@@ -79,5 +79,10 @@ static tfq_code fixedlen_next(tfq_reader *r, tfq__sink *out, int *produced, int 
   return TFQ_OK;
 }
 
-const tfq__reader_ops tfq__fixedlen_ops = {
-    "FixedLengthRecordReader", "FixedLengthRecordReaderV2", 0, fixedlen_start, fixedlen_next, NULL};
+const tfq__reader_ops tfq__fixedlen_ops = {"FixedLengthRecordReader",
+                                           "FixedLengthRecordReaderV2",
+                                           0,
+                                           fixedlen_start,
+                                           fixedlen_next,
+                                           NULL,
+                                           NULL};

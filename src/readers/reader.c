@@ -34,15 +34,18 @@ static void move_strings(tfq_tensor *to, tfq_tensor *from, int64_t n) {
   from->arena = NULL;
 }
 
+tfq_code tfq__strbatch_reserve(tfq__strbatch *b, int64_t cap) {
+  if (cap <= b->t->dims[0]) return TFQ_OK;
+  tfq_tensor *t;
+  if (tfq__tensor_alloc(TFQ_STRING, &cap, 1, 0, &t, NULL)) return TFQ_RESOURCE_EXHAUSTED;
+  move_strings(t, b->t, b->n);
+  tfq_tensor_free(b->t);
+  b->t = t;
+  return TFQ_OK;
+}
+
 tfq_code tfq__strbatch_push(tfq__strbatch *b, const char *p, size_t len) {
-  if (b->n == b->t->dims[0]) {
-    int64_t nc = b->n * 2;
-    tfq_tensor *t;
-    if (tfq__tensor_alloc(TFQ_STRING, &nc, 1, 0, &t, NULL)) return TFQ_RESOURCE_EXHAUSTED;
-    move_strings(t, b->t, b->n);
-    tfq_tensor_free(b->t);
-    b->t = t;
-  }
+  if (b->n == b->t->dims[0] && tfq__strbatch_reserve(b, b->n * 2)) return TFQ_RESOURCE_EXHAUSTED;
   if (tfq__tensor_put_string(b->t, b->n, p, len)) return TFQ_RESOURCE_EXHAUSTED;
   b->n++;
   return TFQ_OK;
@@ -212,15 +215,22 @@ static tfq_code set_work(tfq_reader *r, const char *p, size_t len) {
   memcpy(r->work, p, len);
   r->work[len] = 0;
   r->work_len = len;
-  /* key prefix "<work>:" */
-  if (len + 32 > r->key_cap) {
-    char *k = tfq_realloc(r->key, len + 32);
+  /* key prefix "<work>:", in every copy */
+  size_t stride = (len + 64 + 63) / 64 * 64;
+  if (stride > SIZE_MAX / TFQ__KEY_COPIES) return TFQ_RESOURCE_EXHAUSTED;
+  if (stride * TFQ__KEY_COPIES > r->key_cap) {
+    char *k = tfq_realloc(r->key, stride * TFQ__KEY_COPIES);
     if (!k) return TFQ_RESOURCE_EXHAUSTED;
     r->key = k;
-    r->key_cap = len + 32;
+    r->key_cap = stride * TFQ__KEY_COPIES;
   }
-  memcpy(r->key, p, len);
-  r->key[len] = ':';
+  r->key_stride = stride;
+  for (int i = 0; i < TFQ__KEY_COPIES; i++) {
+    char *k = r->key + (size_t)i * stride;
+    memcpy(k, p, len);
+    k[len] = ':';
+    memset(k + len + 1, '0', stride - len - 1);
+  }
   return TFQ_OK;
 }
 
@@ -295,7 +305,13 @@ static tfq_code read_locked(tfq_reader *r, tfq_queue *work, int64_t n, tfq__sink
       if (c) return c;
     }
     int produced = 0, at_end = 0;
-    c = r->ops->next(r, out, &produced, &at_end, st);
+    if (r->ops->next_many) {
+      int64_t before = out->keys.n;
+      c = r->ops->next_many(r, out, n - before, &at_end, st);
+      produced = out->keys.n > before;
+    } else {
+      c = r->ops->next(r, out, &produced, &at_end, st);
+    }
     if (c) {
       out->keys.n = out->values.n; /* drop a key whose value could not be stored */
       if (out->keys.n > 0) {
@@ -326,7 +342,7 @@ static tfq_code read_common(tfq_reader *r, tfq_queue *work, int64_t n, int scala
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "num_records must be >= 0 not %lld",
                           (long long)n);
   tfq__sink out;
-  int64_t cap = n < 256 ? n : 256;
+  int64_t cap = n < 1024 ? n : 1024; /* read_up_to(1024) fills its tensors without regrowing */
   if (tfq__strbatch_init(&out.keys, cap)) return TFQ__OOM(st);
   if (tfq__strbatch_init(&out.values, cap)) {
     tfq__strbatch_free(&out.keys);
@@ -570,7 +586,7 @@ static tfq_code identity_next(tfq_reader *r, tfq__sink *out, int *produced, int 
 }
 
 const tfq__reader_ops tfq__identity_ops = {
-    "IdentityReader", "IdentityReaderV2", 1, NULL, identity_next, NULL};
+    "IdentityReader", "IdentityReaderV2", 1, NULL, identity_next, NULL, NULL};
 
 /* ---- WholeFileReader: opens inside the read, so an open failure is sticky (as in TF) ---- */
 
@@ -597,4 +613,4 @@ static tfq_code wholefile_next(tfq_reader *r, tfq__sink *out, int *produced, int
 }
 
 const tfq__reader_ops tfq__wholefile_ops = {
-    "WholeFileReader", "WholeFileReaderV2", 1, NULL, wholefile_next, NULL};
+    "WholeFileReader", "WholeFileReaderV2", 1, NULL, wholefile_next, NULL, NULL};

@@ -59,11 +59,14 @@ typedef struct tfq__strbatch {
 } tfq__strbatch;
 tfq_code tfq__strbatch_init(tfq__strbatch *b, int64_t cap);
 tfq_code tfq__strbatch_push(tfq__strbatch *b, const char *p, size_t len);
+/* Gives the batch room for at least `cap` strings (RESOURCE_EXHAUSTED on failure, `b` intact). */
+tfq_code tfq__strbatch_reserve(tfq__strbatch *b, int64_t cap);
 /* Hands out the tensor: [n] strings, or a scalar when `scalar` (REQUIRES n == 1). */
 tfq_code tfq__strbatch_finish(tfq__strbatch *b, int scalar, tfq_tensor **out);
 void tfq__strbatch_free(tfq__strbatch *b);
 
 /* ---- readers ---- */
+#define TFQ__KEY_COPIES 8
 struct tfq_reader_options {
   char *name;
   int64_t skip_header_lines, record_bytes, header_bytes, footer_bytes, hop_bytes;
@@ -86,6 +89,12 @@ typedef struct tfq__reader_ops {
   tfq_code (*next)(tfq_reader *r, tfq__sink *out, int *produced, int *at_end, tfq_status *st);
   /* OnWorkFinished / reset: closes the file and clears per-file state. */
   void (*finish)(tfq_reader *r);
+  /* Optional batch form of next (used instead of it when set): appends at most `want` (>= 1)
+   * records to `out`, stopping early only at the end of the file (*at_end) or at an error, which
+   * comes back with the records appended before it kept (keys.n == values.n).  Exactly the
+   * records, errors and state that `want` calls of next would give; no look-ahead beyond the
+   * `want`-th record. */
+  tfq_code (*next_many)(tfq_reader *r, tfq__sink *out, int64_t want, int *at_end, tfq_status *st);
 } tfq__reader_ops;
 
 struct tfq_reader {
@@ -104,9 +113,11 @@ struct tfq_reader {
   int64_t index;  /* line number / record index */
   uint64_t skip;  /* FixedLength: bytes of a hop still to skip */
   size_t scanned; /* TextLine: bytes already searched for '\n' */
-  /* key buffer: "<work>:" followed by digits */
+  /* key buffers: TFQ__KEY_COPIES copies, key_stride apart, of "<work>:" followed by digits
+   * (emit_num uses the first).  Each holds work_len + 64 initialised bytes: batch key writers
+   * copy keys in 32-byte blocks. */
   char *key;
-  size_t key_cap;
+  size_t key_cap, key_stride;
 };
 
 extern const tfq__reader_ops tfq__textline_ops, tfq__fixedlen_ops, tfq__tfrecord_ops,

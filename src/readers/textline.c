@@ -92,5 +92,155 @@ static tfq_code textline_next(tfq_reader *r, tfq__sink *out, int *produced, int 
   return TFQ_OK;
 }
 
-const tfq__reader_ops tfq__textline_ops = {"TextLineReader", "TextLineReaderV2", 0,
-                                           textline_start,   textline_next,      NULL};
+/* ---- the batch path (read_up_to) ----
+ * Lines wholly inside the buffered bytes are found with memchr straight over the buffer; a run of
+ * m of them (the "span") then costs one arena allocation and one memcpy for the values, one
+ * allocation for the keys, and per line a 32-byte-block copy of "<work>:<digits>" whose decimal
+ * line number is incremented in place.  Anything else (a line that crosses the buffer end, the
+ * last fragment, end of file, a line over max_line_bytes or longer than buffer_bytes, errors)
+ * goes through textline_next one line at a time, so the rules live in one place. */
+
+/* Scans up to `limit` complete, ordinary lines at the start of buf[0, avail) into vs[] (pointers
+ * into buf).  *span: bytes they cover; *tail: set when the scan stopped because buf[*span, avail)
+ * holds no '\n'. */
+static int64_t scan_lines(const tfq_reader *r, const char *buf, size_t avail, tfq__str *vs,
+                          int64_t limit, size_t *span, int *tail) {
+  const char *q = buf, *end = buf + avail;
+  size_t max_len = r->o.max_line_bytes, max_consume = r->o.buffer_bytes;
+  int64_t m = 0;
+  *tail = 0;
+  while (m < limit) {
+    const char *nl = memchr(q, '\n', (size_t)(end - q));
+    if (!nl) {
+      *tail = 1;
+      break;
+    }
+    size_t len = (size_t)(nl - q);
+    if (len >= max_consume) break; /* consume > buffer_bytes: textline_next trims */
+    if (len && nl[-1] == '\r') len--;
+    if (len > max_len) break; /* textline_next reports it */
+    vs[m].p = q;
+    vs[m].len = len;
+    m++;
+    q = nl + 1;
+  }
+  *span = (size_t)(q - buf);
+  return m;
+}
+
+static int format_digits(char *d, uint64_t v) {
+  char tmp[24];
+  int nd = 0;
+  do {
+    tmp[nd++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  for (int i = 0; i < nd; i++) d[i] = tmp[nd - 1 - i];
+  return nd;
+}
+
+static int count_digits(uint64_t v) {
+  int nd = 1;
+  while (v >= 10) {
+    v /= 10;
+    nd++;
+  }
+  return nd;
+}
+
+#define KEY_BLOCK 32
+_Static_assert((TFQ__KEY_COPIES & (TFQ__KEY_COPIES - 1)) == 0 && TFQ__KEY_COPIES <= 10,
+               "a power of two, at most one decimal carry per step");
+
+/* Copies the m scanned lines (vs[] points into buf, span bytes) into the value tensor's arena,
+ * writes their keys, and consumes them. */
+static tfq_code commit_lines(tfq_reader *r, tfq__sink *out, const char *buf, size_t span, int64_t m,
+                             tfq_status *st) {
+  tfq__str *vs = tfq__strs(out->values.t) + out->values.n;
+  tfq__str *ks = tfq__strs(out->keys.t) + out->keys.n;
+  uint64_t first = (uint64_t)r->index + 1;
+  size_t plen = r->work_len + 1; /* "<work>:" */
+  size_t kmax = plen + (size_t)count_digits(first + (uint64_t)m - 1), kbytes;
+  if (!tfq__mul_ok((size_t)m, kmax, &kbytes) || kbytes > SIZE_MAX - KEY_BLOCK) return TFQ__OOM(st);
+  char *va = tfq__tensor_arena_alloc(out->values.t, span);
+  char *ka = va ? tfq__tensor_arena_alloc(out->keys.t, kbytes + KEY_BLOCK) : NULL;
+  if (!ka) return TFQ__OOM(st);
+  memcpy(va, buf, span);
+  /* Key copy c holds line first + c, first + c + K, ...: a copy is advanced right after use and
+   * read again K lines later, so the wide loads below never wait on the byte stores of the
+   * increment (a store-forwarding stall per line when one buffer was reused). */
+  enum { K = TFQ__KEY_COPIES };
+  size_t stride = r->key_stride;
+  int nds[K];
+  for (int c = 0; c < K; c++) nds[c] = format_digits(r->key + (size_t)c * stride + plen, first + c);
+  for (int64_t i = 0; i < m; i++) {
+    vs[i].p = va + (vs[i].p - buf);
+    int c = (int)(i & (K - 1)), nd = nds[c];
+    char *key = r->key + (size_t)c * stride, *d = key + plen;
+    /* the key, in whole blocks: a copy is readable to work_len + 64 (>= the rounded key length)
+     * and the arena has KEY_BLOCK bytes of slack; the next key overwrites the excess */
+    size_t kl = plen + (size_t)nd;
+    for (size_t o = 0; o < kl; o += KEY_BLOCK) memcpy(ka + o, key + o, KEY_BLOCK);
+    ks[i].p = ka;
+    ks[i].len = kl;
+    ka += kl;
+    /* line number + K, in decimal */
+    int j = nd - 1, v = d[j] - '0' + K;
+    if (v < 10) {
+      d[j] = (char)('0' + v);
+      continue;
+    }
+    d[j--] = (char)('0' + v - 10);
+    while (j >= 0 && d[j] == '9') d[j--] = '0';
+    if (j >= 0) {
+      d[j]++;
+    } else { /* one digit more: "1" and the digits carried */
+      memmove(d + 1, d, (size_t)nd);
+      d[0] = '1';
+      nds[c] = nd + 1;
+    }
+  }
+  out->values.n += m;
+  out->keys.n += m;
+  r->index += m;
+  tfq__instream_consume(r->in, span);
+  return TFQ_OK;
+}
+
+static tfq_code textline_next_many(tfq_reader *r, tfq__sink *out, int64_t want, int *at_end,
+                                   tfq_status *st) {
+  int64_t target = out->keys.n + want;
+  while (out->keys.n < target) {
+    int64_t cap = out->values.t->dims[0];
+    if (out->keys.t->dims[0] < cap) cap = out->keys.t->dims[0];
+    if (cap == out->values.n) { /* room for more: double, up to what is asked for */
+      cap = cap * 2 < target ? cap * 2 : target;
+      if (tfq__strbatch_reserve(&out->keys, cap) || tfq__strbatch_reserve(&out->values, cap))
+        return TFQ__OOM(st);
+    }
+    if (r->scanned == 0) { /* r->scanned > 0: the current line is known to cross the buffer */
+      size_t avail, span;
+      int tail;
+      const char *buf = tfq__instream_peek(r->in, &avail);
+      int64_t limit = target - out->keys.n;
+      if (limit > cap - out->values.n) limit = cap - out->values.n;
+      int64_t m =
+          scan_lines(r, buf, avail, tfq__strs(out->values.t) + out->values.n, limit, &span, &tail);
+      if (m > 0) {
+        tfq_code c = commit_lines(r, out, buf, span, m, st);
+        if (c) return c;
+        if (tail) r->scanned = avail - span; /* searched already: no '\n' in the rest */
+        continue;
+      }
+      if (tail) r->scanned = avail;
+    }
+    int produced = 0;
+    tfq_code c = textline_next(r, out, &produced, at_end, st);
+    if (c || *at_end) return c;
+  }
+  return TFQ_OK;
+}
+
+const tfq__reader_ops tfq__textline_ops = {"TextLineReader",  "TextLineReaderV2", 0,
+                                           textline_start,    textline_next,      NULL,
+                                           textline_next_many};

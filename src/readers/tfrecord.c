@@ -79,8 +79,8 @@ static tfq_code tfrecord_next(tfq_reader *r, tfq__sink *out, int *produced, int 
   return TFQ_OK;
 }
 
-const tfq__reader_ops tfq__tfrecord_ops = {"TFRecordReader", "TFRecordReaderV2", 0,
-                                           tfrecord_start,   tfrecord_next,      NULL};
+const tfq__reader_ops tfq__tfrecord_ops = {
+    "TFRecordReader", "TFRecordReaderV2", 0, tfrecord_start, tfrecord_next, NULL, NULL};
 
 /* ---- writer ---- */
 

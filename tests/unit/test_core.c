@@ -262,6 +262,42 @@ Test(alloc, every_tensor_allocation_goes_through_the_hook_and_failure_is_reporte
   cr_assert_eq(tfq_set_allocator(counting_malloc, NULL, free), TFQ_INVALID_ARGUMENT);
 }
 
+/* tfq__tensor_arena_alloc: caller-filled arena bytes that live with the tensor, next to
+ * put_string's chunks (which keep filling their own chunk); a failed allocation is NULL. */
+Test(tensor, arena_alloc_gives_bytes_owned_by_the_tensor) {
+  int64_t dims[1] = {4};
+  tfq_tensor *t;
+  cr_assert_eq(tfq__tensor_alloc(TFQ_STRING, dims, 1, 0, &t, NULL), TFQ_OK);
+  char *a = tfq__tensor_arena_alloc(t, 6); /* first chunk of the arena */
+  cr_assert_not_null(a);
+  memcpy(a, "abcdef", 6);
+  tfq__strs(t)[0] = (tfq__str){a, 3};
+  static const char *longer = "a string longer than twice the first chunk";
+  cr_assert_eq(tfq__tensor_put_string(t, 1, longer, strlen(longer)), TFQ_OK); /* chunk in front */
+  cr_assert_eq(memcmp(tfq_tensor_string(t, 1, NULL), longer, strlen(longer)), 0);
+  cr_assert_eq(tfq__tensor_put_string(t, 1, "xyz", 3), TFQ_OK); /* the same chunk */
+  char *b = tfq__tensor_arena_alloc(t, 2);                      /* behind the open chunk */
+  cr_assert_not_null(b);
+  memcpy(b, "pq", 2);
+  tfq__strs(t)[2] = (tfq__str){b, 2};
+  cr_assert_eq(tfq__tensor_put_string(t, 3, "uvw", 3), TFQ_OK); /* same open chunk as "xyz" */
+  const char *want[4] = {"abc", "xyz", "pq", "uvw"};
+  for (int i = 0; i < 4; i++) {
+    size_t len;
+    const char *p = tfq_tensor_string(t, i, &len);
+    cr_assert_eq(len, strlen(want[i]));
+    cr_assert_eq(memcmp(p, want[i], len), 0);
+  }
+  cr_assert_eq(tfq_tensor_string(t, 3, NULL), tfq_tensor_string(t, 1, NULL) + 3);
+  cr_assert_null(tfq__tensor_arena_alloc(t, SIZE_MAX - 8));
+  cr_assert_eq(tfq_set_allocator(counting_malloc, counting_realloc, free), TFQ_OK);
+  g_allocs = 0;
+  g_fail_at = 1;
+  cr_assert_null(tfq__tensor_arena_alloc(t, 16));
+  cr_assert_eq(tfq_set_allocator(NULL, NULL, NULL), TFQ_OK);
+  tfq_tensor_free(t); /* ASan: every chunk freed */
+}
+
 Test(pcg32, matches_the_published_demo_output_for_seed_42_54) {
   /* pcg32-demo (pcg-c-basic) with the fixed seed (42u, 54u), "Round 1" 32-bit outputs. */
   static const uint32_t want[6] = {0xa15c02b7, 0x7b47f409, 0xba1d3330,
