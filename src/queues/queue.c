@@ -920,13 +920,26 @@ static tfq_code slice_row(const tfq_tensor *src, int64_t row, tfq_tensor **out, 
   if (c) return c;
   int64_t per = (*out)->nelems;
   if (src->dtype == TFQ_STRING) {
+    /* One exact-size block for the element's bytes (a general arena chunk is 4 KiB: far too
+     * much per element of a string column). */
     const tfq__str *s = tfq__strs(src) + row * per;
-    for (int64_t i = 0; i < per; i++)
-      if (tfq__tensor_put_string(*out, i, s[i].p, s[i].len)) {
-        tfq_tensor_free(*out);
-        *out = NULL;
-        return TFQ__OOM(st);
+    size_t total = 0;
+    for (int64_t i = 0; i < per; i++) total += s[i].len;
+    char *buf = total ? tfq__tensor_arena_alloc(*out, total) : NULL;
+    if (total && !buf) {
+      tfq_tensor_free(*out);
+      *out = NULL;
+      return TFQ__OOM(st);
+    }
+    tfq__str *d = tfq__strs(*out);
+    for (int64_t i = 0; i < per; i++) {
+      if (s[i].len) {
+        memcpy(buf, s[i].p, s[i].len);
+        d[i].p = buf;
+        d[i].len = s[i].len;
+        buf += s[i].len;
       }
+    }
   } else if ((*out)->nbytes) {
     memcpy((*out)->data, (const char *)src->data + (size_t)row * (*out)->nbytes, (*out)->nbytes);
   }
