@@ -50,12 +50,12 @@ struct tfq_tensor {
   tfq_dtype dtype;
   int rank;
   int64_t nelems;
-  size_t nbytes;            /* numeric: nelems * dtype size; strings: 0 */
-  void *data;               /* numeric buffer, or tfq__str[nelems] for strings */
+  size_t nbytes; /* numeric: nelems * dtype size; strings: 0 */
+  void *data;    /* numeric buffer, or tfq__str[nelems] for strings */
   void (*dealloc)(void *, size_t, void *);
   void *dealloc_arg;
   size_t wrapped_len;
-  tfq__arena_chunk *arena;  /* string bytes */
+  tfq__arena_chunk *arena; /* string bytes */
   int64_t dims[];
 };
 

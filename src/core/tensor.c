@@ -258,8 +258,8 @@ tfq_code tfq_tensor_set_string(tfq_tensor *t, int64_t i, const char *bytes, size
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "tensor of dtype %s is not a string tensor",
                           tfq_dtype_name(t->dtype));
   if (i < 0 || i >= t->nelems)
-    return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "index %lld is outside [0, %lld)",
-                          (long long)i, (long long)t->nelems);
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "index %lld is outside [0, %lld)", (long long)i,
+                          (long long)t->nelems);
   if (tfq__tensor_put_string(t, i, bytes, len)) return TFQ__OOM(st);
   tfq_status_clear(st);
   return TFQ_OK;
@@ -269,7 +269,8 @@ tfq_code tfq_tensor_set_string(tfq_tensor *t, int64_t i, const char *bytes, size
 
 tfq_code tfq_tuple_new(size_t n, tfq_tuple **out, tfq_status *st) {
   *out = NULL;
-  if (n == 0) return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "a tuple needs at least one component");
+  if (n == 0)
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "a tuple needs at least one component");
   if (n > SIZE_MAX / sizeof(tfq_tensor *) - 1) return TFQ__OOM(st);
   tfq_tuple *t = tfq__calloc(1, sizeof(tfq_tuple) + n * sizeof(tfq_tensor *));
   if (!t) return TFQ__OOM(st);
@@ -315,8 +316,8 @@ void tfq_spec_free(tfq_spec *s) {
   tfq_free(s);
 }
 
-tfq_code tfq_spec_add(tfq_spec *s, tfq_dtype dtype, const int64_t *dims, int rank,
-                      const char *name, tfq_status *st) {
+tfq_code tfq_spec_add(tfq_spec *s, tfq_dtype dtype, const int64_t *dims, int rank, const char *name,
+                      tfq_status *st) {
   if (!tfq_dtype_valid(dtype))
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "invalid dtype %d", (int)dtype);
   if (rank < TFQ_UNKNOWN_RANK || rank > TFQ_MAX_RANK)

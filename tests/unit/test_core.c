@@ -316,7 +316,8 @@ Test(pcg32, bounded_draws_stay_in_range_and_cover_it_evenly) {
     cr_assert_lt(x, 6);
     hist[x]++;
   }
-  for (int i = 0; i < 6; i++) cr_assert(hist[i] > 9500 && hist[i] < 10500, "bucket %d: %d", i, hist[i]);
+  for (int i = 0; i < 6; i++)
+    cr_assert(hist[i] > 9500 && hist[i] < 10500, "bucket %d: %d", i, hist[i]);
   uint64_t big = (1ULL << 40) + 3;
   for (int i = 0; i < 1000; i++) cr_assert_lt(tfq__pcg32_bounded64(&r, big), big);
 }
@@ -324,7 +325,8 @@ Test(pcg32, bounded_draws_stay_in_range_and_cover_it_evenly) {
 Test(version, runtime_matches_compile_time) {
   cr_assert_eq(tfq_version_number(), TFQ_VERSION_NUMBER);
   cr_assert_str_eq(tfq_version_string(), TFQ_VERSION_STRING);
-  cr_assert_eq(TFQ_VERSION_NUMBER, TFQ_VERSION_MAJOR * 10000 + TFQ_VERSION_MINOR * 100 + TFQ_VERSION_PATCH);
+  cr_assert_eq(TFQ_VERSION_NUMBER,
+               TFQ_VERSION_MAJOR * 10000 + TFQ_VERSION_MINOR * 100 + TFQ_VERSION_PATCH);
 }
 
 Test(philox, matches_random123_known_answer_vectors) {
