@@ -36,7 +36,8 @@
  *                      priority as component 0 (tfq_queue_spec() shows it).  Smallest priority
  *                      first; ties in no particular order.
  *
- * Error messages are TensorFlow's, with <Kind> the kind name above and <name> the queue's
+ * Error messages are TensorFlow's, with <Kind> the kind name above (except that, as in TF, a
+ * PaddingFIFOQueue's enqueue and single-dequeue messages say "FIFOQueue") and <name> the queue's
  * kernel name:
  *   CANCELLED         "<Kind> '<name>' is closed."
  *   OUT_OF_RANGE      "<Kind> '<name>' is closed and has insufficient elements (requested r,

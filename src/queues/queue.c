@@ -629,13 +629,20 @@ done:
   cancel_unregister(cancel, a);
 }
 
+/* The kind TF names in a message.  PaddingFIFOQueue inherits FIFOQueue's enqueue and single
+ * dequeue, whose messages say "FIFOQueue"; its own dequeue_many/up_to say "PaddingFIFOQueue"
+ * (checked against the 2.21 wheel by the conformance suite). */
+static const char *msg_kind(const tfq_queue *q, int many) {
+  if (q->kind == TFQ_QUEUE_PADDING_FIFO && !many) return "FIFOQueue";
+  return tfq_queue_kind_name(q->kind);
+}
+
 static tfq_code result_status(tfq_queue *q, const tfq__attempt *a, const char *op_dequeue,
                               tfq_status *st) {
   switch (a->res) {
     case RES_OK: tfq_status_clear(st); return TFQ_OK;
     case RES_CLOSED:
-      return tfq_status_set(st, TFQ_CANCELLED, "%s '%s' is closed.", tfq_queue_kind_name(q->kind),
-                            q->name);
+      return tfq_status_set(st, TFQ_CANCELLED, "%s '%s' is closed.", msg_kind(q, 0), q->name);
     case RES_ALREADY_CLOSED:
       return tfq_status_set(st, TFQ_CANCELLED, "Queue '%s' is already closed.", q->name);
     case RES_ENQ_CANCELLED:
@@ -646,7 +653,7 @@ static tfq_code result_status(tfq_queue *q, const tfq__attempt *a, const char *o
       return tfq_status_set(st, TFQ_OUT_OF_RANGE,
                             "%s '%s' is closed and has insufficient elements (requested %lld, "
                             "current size %lld)",
-                            tfq_queue_kind_name(q->kind), q->name, (long long)a->res_requested,
+                            msg_kind(q, a->many), q->name, (long long)a->res_requested,
                             (long long)a->res_size);
     case RES_DEADLINE:
       return tfq_status_set(st, TFQ_DEADLINE_EXCEEDED, "Timed out waiting for notification");

@@ -278,7 +278,12 @@ tfq_code tfq__input_producer_named(const tfq_tuple *rows, const tfq_producer_opt
                        NULL, st);
   }
   tfq_queue *q = NULL;
-  if (!c) c = tfq_fifo_queue_new(spec, o->capacity, "input_producer", &q, st);
+  /* TF's kernel names: input_producer's queue op is "input_producer/FIFOQueueV2", and
+   * slice_input_producer's "input_producer/input_producer" (the conformance suite checks). */
+  const char *qname = strcmp(what, "input_producer") == 0         ? "input_producer/FIFOQueueV2"
+                      : strcmp(what, "slice_input_producer") == 0 ? "input_producer/input_producer"
+                                                                  : "input_producer";
+  if (!c) c = tfq_fifo_queue_new(spec, o->capacity, qname, &q, st);
   tfq_spec_free(spec);
   if (!c) c = start(q, rows, o, what, thread, st);
   if (c) {

@@ -1112,3 +1112,27 @@ Test(shared_name, unnamed_opens_never_share) {
   tfq_queue_free(b);
   tfq_spec_free(s);
 }
+
+/* TF 2.21 (conformance suite): PaddingFIFOQueue inherits FIFOQueue's enqueue and single dequeue,
+ * whose messages name "FIFOQueue"; its dequeue_many/up_to name "PaddingFIFOQueue". */
+Test(padding_fifo_queue, closed_messages_name_the_kind_tf_names) {
+  int64_t unk[1] = {-1};
+  tfq_spec *s = spec1(TFQ_INT32, 1, unk);
+  tfq_queue *q = padq(s, 10);
+  OK(tfq_queue_close(q, 0, NULL, NOTIMEOUT, NULL));
+  tfq_status *st = tfq_status_new();
+  int32_t v[1] = {1};
+  tfq_tuple *t = tup(1, i32_vec(1, v), NULL);
+  cr_assert_eq(tfq_queue_enqueue(q, t, NULL, NOTIMEOUT, st), TFQ_CANCELLED);
+  cr_assert(strncmp(tfq_status_message(st), "FIFOQueue '", 11) == 0, "%s", tfq_status_message(st));
+  tfq_tuple_free(t);
+  tfq_tuple *o;
+  cr_assert_eq(tfq_queue_dequeue(q, &o, NULL, NOTIMEOUT, st), TFQ_OUT_OF_RANGE);
+  cr_assert(strncmp(tfq_status_message(st), "FIFOQueue '", 11) == 0, "%s", tfq_status_message(st));
+  cr_assert_eq(tfq_queue_dequeue_many(q, 2, &o, NULL, NOTIMEOUT, st), TFQ_OUT_OF_RANGE);
+  cr_assert(strncmp(tfq_status_message(st), "PaddingFIFOQueue '", 18) == 0, "%s",
+            tfq_status_message(st));
+  tfq_status_free(st);
+  tfq_queue_free(q);
+  tfq_spec_free(s);
+}
