@@ -237,6 +237,17 @@ TFQ_API tfq_code tfq_queue_enqueue_many(tfq_queue *q, const tfq_tuple *batch, tf
 TFQ_API tfq_code tfq_queue_dequeue(tfq_queue *q, tfq_tuple **out, tfq_cancel *cancel,
                                    int64_t timeout_us, tfq_status *st) TFQ_WARN_UNUSED;
 
+/* As tfq_queue_dequeue(), but into `dst`, a tuple with one slot per component that the caller
+ * keeps across calls, so that a steady consumer allocates nothing: a slot holding a tensor of
+ * the component's dtype and shape that only `dst` references (refcount 1, not wrapped) is
+ * overwritten in place; any other slot (empty, wrong shape, shared) gets a new tensor and its
+ * old reference is dropped.  Wake conditions and codes as tfq_queue_dequeue(), plus
+ * INVALID_ARGUMENT "Wrong number of components in tuple. Expected k, got m".
+ * Ownership: `dst` borrowed; on failure its slots hold tensors of unspecified contents.
+ * Since: 0.1 */
+TFQ_API tfq_code tfq_queue_dequeue_into(tfq_queue *q, tfq_tuple *dst, tfq_cancel *cancel,
+                                        int64_t timeout_us, tfq_status *st) TFQ_WARN_UNUSED;
+
 /* Dequeues exactly n elements as a batch ([n] + shape per component; Padding: unknown dims
  * padded to the batch maximum; Priority: rows in ascending priority).
  * Checks first, in TF's order: n < 0 → INVALID_ARGUMENT "DequeueManyOp requested n < 0

@@ -637,11 +637,27 @@ static void run_attempt(tfq_queue *q, tfq__attempt *a, tfq_cancel *cancel, int64
     tfq__unlock(&q->mu);
     goto done;
   }
-  if (a->kind == ATT_DEQUEUE)
-    list_append(&q->d_head, &q->d_tail, a);
-  else
-    list_append(&q->e_head, &q->e_tail, a);
-  flush(q);
+  int is_deq = a->kind == ATT_DEQUEUE;
+  if (is_deq ? !q->d_head : !q->e_head) {
+    /* Nothing waits ahead on this side: run the step as the head would, and link the attempt
+     * only if it has to wait (the common uncontended case costs no list work and no flush). */
+    int r = is_deq                   ? step_dequeue(q, a)
+            : a->kind == ATT_ENQUEUE ? step_enqueue(q, a)
+                                     : step_close(q, a);
+    if (r != STEP_COMPLETE) {
+      if (is_deq)
+        list_append(&q->d_head, &q->d_tail, a);
+      else
+        list_append(&q->e_head, &q->e_tail, a);
+    }
+    if (q->e_head || q->d_head) flush(q);
+  } else {
+    if (is_deq)
+      list_append(&q->d_head, &q->d_tail, a);
+    else
+      list_append(&q->e_head, &q->e_tail, a);
+    flush(q);
+  }
   if (atomic_load_explicit(&a->state, memory_order_relaxed)) {
     tfq__unlock(&q->mu);
     goto done;
@@ -1157,8 +1173,18 @@ static tfq_code assemble_boxed(tfq_queue *q, size_t c, tfq_tensor **elems, int64
   return TFQ_OK;
 }
 
+/* Whether `t` can take a dense element of component `k` in place. */
+static int reusable(const tfq_tensor *t, const tfq__comp *k) {
+  if (!t || t->dtype != k->dtype || t->rank != k->rank || t->dealloc || tfq_tensor_refcount(t) != 1)
+    return 0;
+  for (int d = 0; d < k->rank; d++)
+    if (t->dims[d] != k->dims[d]) return 0;
+  return 1;
+}
+
 static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tuple **out,
-                           tfq_cancel *cancel, int64_t timeout_us, tfq_status *st) {
+                           tfq_cancel *cancel, int64_t timeout_us, tfq_tuple *reuse,
+                           tfq_status *st) {
   *out = NULL;
   const char *opname = up_to ? "DequeueUpToOp" : "DequeueManyOp";
   if (many) {
@@ -1177,31 +1203,40 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
     n = 1;
   }
   size_t ncomp = q->spec->n;
-  tfq_tuple *dst;
-  tfq_code c = tfq_tuple_new(ncomp, &dst, st);
-  if (c) return c;
+  tfq_tuple *dst = reuse;
+  tfq_code c = TFQ_OK;
+  if (reuse && reuse->n != ncomp)
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                          "Wrong number of components in tuple. Expected %zu, got %zu", ncomp,
+                          reuse->n);
+  if (!reuse && (c = tfq_tuple_new(ncomp, &dst, st))) return c;
   int any_boxed = 0;
-  /* Dense destinations are allocated now, outside the lock, with n rows. */
+  /* Dense destinations are allocated now, outside the lock, with n rows (or reused). */
   for (size_t i = 0; i < ncomp; i++) {
     if (!q->st[i].dense) {
       any_boxed = 1;
       continue;
     }
     const tfq__comp *k = &q->spec->c[i];
+    if (reuse && reusable(dst->c[i], k)) continue;
+    if (reuse) {
+      tfq_tensor_free(dst->c[i]);
+      dst->c[i] = NULL;
+    }
     int64_t dims[TFQ_MAX_RANK + 1];
     int r = 0;
     if (many) dims[r++] = n;
     for (int d = 0; d < k->rank; d++) dims[r++] = k->dims[d];
     c = tfq__tensor_alloc(k->dtype, dims, r, 0, &dst->c[i], st);
     if (c) {
-      tfq_tuple_free(dst);
+      if (!reuse) tfq_tuple_free(dst);
       return c;
     }
   }
   if (many && n == 0) { /* TF: empty [0]+shape tensors at once, closed or not */
     for (size_t i = 0; i < ncomp; i++)
       if (!dst->c[i] && (c = assemble_boxed(q, i, NULL, 0, 1, &dst->c[i], st))) {
-        tfq_tuple_free(dst);
+        if (!reuse) tfq_tuple_free(dst);
         return c;
       }
     *out = dst;
@@ -1219,7 +1254,7 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
   if (any_boxed) {
     if (!tfq__mul_ok(ncomp, (size_t)n, &nb) ||
         !(a.boxed_dst = tfq__calloc(nb, sizeof(tfq_tensor *)))) {
-      tfq_tuple_free(dst);
+      if (!reuse) tfq_tuple_free(dst);
       return TFQ__OOM(st);
     }
   }
@@ -1236,6 +1271,10 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
           t->nbytes = (size_t)t->nelems * tfq_dtype_size(t->dtype);
         }
       } else {
+        if (reuse) {
+          tfq_tensor_free(dst->c[i]);
+          dst->c[i] = NULL;
+        }
         c = assemble_boxed(q, i, a.boxed_dst + i * (size_t)n, rows, many, &dst->c[i], st);
         if (c) break; /* out of memory after the elements left the queue */
       }
@@ -1243,7 +1282,7 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
   }
   if (a.boxed_dst) free_boxed(a.boxed_dst, nb);
   if (c) {
-    tfq_tuple_free(dst);
+    if (!reuse) tfq_tuple_free(dst);
     return c;
   }
   *out = dst;
@@ -1252,17 +1291,23 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
 
 tfq_code tfq_queue_dequeue(tfq_queue *q, tfq_tuple **out, tfq_cancel *cancel, int64_t timeout_us,
                            tfq_status *st) {
-  return do_dequeue(q, 1, 0, 0, out, cancel, timeout_us, st);
+  return do_dequeue(q, 1, 0, 0, out, cancel, timeout_us, NULL, st);
+}
+
+tfq_code tfq_queue_dequeue_into(tfq_queue *q, tfq_tuple *dst, tfq_cancel *cancel,
+                                int64_t timeout_us, tfq_status *st) {
+  tfq_tuple *out;
+  return do_dequeue(q, 1, 0, 0, &out, cancel, timeout_us, dst, st);
 }
 
 tfq_code tfq_queue_dequeue_many(tfq_queue *q, int64_t n, tfq_tuple **out, tfq_cancel *cancel,
                                 int64_t timeout_us, tfq_status *st) {
-  return do_dequeue(q, n, 1, 0, out, cancel, timeout_us, st);
+  return do_dequeue(q, n, 1, 0, out, cancel, timeout_us, NULL, st);
 }
 
 tfq_code tfq_queue_dequeue_up_to(tfq_queue *q, int64_t n, tfq_tuple **out, tfq_cancel *cancel,
                                  int64_t timeout_us, tfq_status *st) {
-  return do_dequeue(q, n, 1, 1, out, cancel, timeout_us, st);
+  return do_dequeue(q, n, 1, 1, out, cancel, timeout_us, NULL, st);
 }
 
 /* ---- close ---- */

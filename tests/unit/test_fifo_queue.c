@@ -1223,3 +1223,51 @@ Test(fifo, freeing_a_queue_with_elements_releases_them) {
   tfq_tensor_free(x);
   tfq_spec_free(s);
 }
+
+Test(fifo, dequeue_into_reuses_the_callers_tensors_in_place) {
+  tfq_queue *q = fq(10);
+  for (int i = 0; i < 3; i++) OK(enq_f(q, (float)i, NULL));
+  tfq_tuple *dst;
+  OK(tfq_tuple_new(1, &dst, NULL));
+  OK(tfq_queue_dequeue_into(q, dst, NULL, NOTIMEOUT, NULL));
+  tfq_tensor *first = tfq_tuple_get(dst, 0);
+  cr_assert_eq(f32_at(dst, 0, 0), 0);
+  OK(tfq_queue_dequeue_into(q, dst, NULL, NOTIMEOUT, NULL));
+  cr_assert_eq(tfq_tuple_get(dst, 0), first, "the same tensor is overwritten in place");
+  cr_assert_eq(f32_at(dst, 0, 0), 1);
+  tfq_tensor *shared = tfq_tensor_ref(first); /* now shared: must not be overwritten */
+  OK(tfq_queue_dequeue_into(q, dst, NULL, NOTIMEOUT, NULL));
+  cr_assert_neq(tfq_tuple_get(dst, 0), first);
+  cr_assert_eq(f32_at(dst, 0, 0), 2);
+  cr_assert_eq(((const float *)tfq_tensor_cdata(shared))[0], 1, "the shared value is intact");
+  tfq_tensor_free(shared);
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_queue_dequeue_into(q, dst, NULL, 0, st), TFQ_DEADLINE_EXCEEDED);
+  tfq_tuple *wrong;
+  OK(tfq_tuple_new(2, &wrong, NULL));
+  cr_assert_eq(tfq_queue_dequeue_into(q, wrong, NULL, 0, st), TFQ_INVALID_ARGUMENT);
+  tfq_tuple_free(wrong);
+  tfq_status_free(st);
+  tfq_tuple_free(dst);
+  tfq_queue_free(q);
+}
+
+Test(fifo, dequeue_into_replaces_string_components) {
+  tfq_spec *s = spec1(TFQ_STRING, 0, SCALAR);
+  tfq_queue *q = fifo(s, 10);
+  tfq_tensor *x = tensor(TFQ_STRING, 0, NULL);
+  OK(tfq_tensor_set_string(x, 0, "abc", 3, NULL));
+  tfq_tuple *t = tup(1, x, NULL);
+  OK(tfq_queue_enqueue(q, t, NULL, NOTIMEOUT, NULL));
+  tfq_tuple *dst;
+  OK(tfq_tuple_new(1, &dst, NULL));
+  tfq_tuple_set_take(dst, 0, f32_scalar(1)); /* a wrong-typed leftover is replaced */
+  OK(tfq_queue_dequeue_into(q, dst, NULL, NOTIMEOUT, NULL));
+  size_t len;
+  const char *p = tfq_tensor_string(tfq_tuple_get(dst, 0), 0, &len);
+  cr_assert(len == 3 && memcmp(p, "abc", 3) == 0);
+  tfq_tuple_free(dst);
+  tfq_tuple_free(t);
+  tfq_queue_free(q);
+  tfq_spec_free(s);
+}
