@@ -1,17 +1,22 @@
-/* Queue microbenchmark (perf-anchors §7.3 W3): items/s of tfq queues against a naive
- * mutex+condvar ring (the baseline) and a lock-free SPSC ring (the ceiling), with voluntary and
- * involuntary context switches per 1,000 items, in one run.
+/* Queue microbenchmark (perf-anchors §7.3 W3): items/s and bytes/s of the four tfq queue kinds
+ * (FIFO, RandomShuffle with min_after_dequeue 1,000 and 10,000, PaddingFIFO, Priority) with 8 B,
+ * 1 KiB and 64 KiB elements, single and batched ops, 1P1C and 2P2C, against a naive
+ * mutex+condvar ring (the baseline) and a lock-free SPSC ring (the 8 B ceiling), with voluntary
+ * and involuntary context switches per 1,000 items, and a memcpy bandwidth probe, in one run.
  *
- *   build-release/bench/bench_queue [--runs N] [--seconds S] [--capacity C] [--no-pin]
+ *   build-release/bench/bench_queue [--quick] [--runs N] [--seconds S] [--capacity C] [--no-pin]
  *                                   [--filter LIST] [--quiet]
  *
  * The benchmark is a table of configurations (implementation, queue kind, element size, op mode,
- * thread layout, capacity); every configuration is calibrated once (also the warm-up), then
- * measured --runs times, the configurations taking turns round-robin so that background load
- * hits all of them alike.  A run moves a fixed number of items sized to take about --seconds.
+ * batch, thread layout, capacity, min_after_dequeue); every configuration is calibrated once
+ * (also the warm-up), then measured --runs times, the configurations taking turns round-robin so
+ * that background load hits all of them alike; a memcpy probe (512 MiB in 64 KiB chunks) runs
+ * once per round.  A run moves a fixed number of items sized to take about --seconds.
  *
- * Items are int64 values (seq << 8 | producer); consumers check the count, the sum against what
- * the producers sent, and per-producer FIFO order.  A row whose check fails is flagged.
+ * Items are an int64 id (seq << 8 | producer) plus, above 8 B, a uint8 payload with check marks;
+ * consumers check the count, the sum against what the producers sent, the payload marks and
+ * per-producer FIFO order (not for RandomShuffleQueue, whose prefilled items are drained and
+ * counted after the timed part).  A row whose check fails is flagged.
  *
  * It prints figures; it never passes or fails on a clock.  Output: a readable table, one
  * `ROW {json}` line per configuration, an `ENV {json}` line, and `TARGET` lines with the ratios
@@ -49,26 +54,60 @@ typedef enum { MODE_SINGLE, MODE_BATCH } op_mode;
 typedef struct {
   impl_id impl;
   tfq_queue_kind kind; /* IMPL_TFQ only */
-  int elem_bytes;      /* 8 only for now (one int64 scalar component) */
+  int elem_bytes;      /* 8: one int64 id; more: the id + a uint8 [elem_bytes - 8] payload */
   op_mode mode;
   int batch; /* items per call in MODE_BATCH */
   int producers, consumers;
   int64_t capacity; /* 0: the --capacity option (default 1024) */
+  int mad;          /* RandomShuffleQueue: min_after_dequeue (prefilled before timing) */
 } bench_cfg;
 
-/* Later: PaddingFIFO / RandomShuffle / Priority, 1 KiB and 64 KiB elements, capacities 1 / 64 /
- * 10k, 2P1C / 1P2C.  A row's ratio is taken against the naive single-op ring of the same element
- * size, thread layout and capacity. */
+#define KIB 1024
+#define B64K (64 * KIB)
+/* 64 KiB elements: batches of 16 (1 MiB per call) in a queue of 256 (16 MiB). */
+#define CAP64K 256
+/* The four layouts of one (implementation, kind, size): single 1P1C, single 2P2C, batch 1P1C,
+ * batch 2P2C. */
+#define ROWS4(impl, kind, eb, b, cap, mad)               \
+  {impl, kind, eb, MODE_SINGLE, 1, 1, 1, cap, mad},      \
+      {impl, kind, eb, MODE_SINGLE, 1, 2, 2, cap, mad},  \
+      {impl, kind, eb, MODE_BATCH, b, 1, 1, cap, mad}, { \
+    impl, kind, eb, MODE_BATCH, b, 2, 2, cap, mad        \
+  }
+#define ROWS_SIZES(impl, kind) \
+  ROWS4(impl, kind, KIB, 128, 0, 0), ROWS4(impl, kind, B64K, 16, CAP64K, 0)
+
+/* A row's ratio is taken against the naive single-op ring of the same element size and thread
+ * layout (and capacity when there is one).  PriorityQueue elements carry the 8 B priority (equal
+ * to the id) besides elem_bytes; PaddingFIFOQueue payloads have an unknown dim and vary in length
+ * around elem_bytes - 8 (-32..+24 bytes for 1 KiB / 64 KiB, 0..7 bytes for 8 B). */
 static const bench_cfg k_cfgs[] = {
-    {IMPL_NAIVE, TFQ_QUEUE_FIFO, 8, MODE_SINGLE, 1, 1, 1, 0},
-    {IMPL_NAIVE, TFQ_QUEUE_FIFO, 8, MODE_SINGLE, 1, 2, 2, 0},
-    {IMPL_NAIVE, TFQ_QUEUE_FIFO, 8, MODE_BATCH, 128, 1, 1, 0},
-    {IMPL_NAIVE, TFQ_QUEUE_FIFO, 8, MODE_BATCH, 128, 2, 2, 0},
-    {IMPL_SPSC, TFQ_QUEUE_FIFO, 8, MODE_SINGLE, 1, 1, 1, 0},
-    {IMPL_TFQ, TFQ_QUEUE_FIFO, 8, MODE_SINGLE, 1, 1, 1, 0},
-    {IMPL_TFQ, TFQ_QUEUE_FIFO, 8, MODE_SINGLE, 1, 2, 2, 0},
-    {IMPL_TFQ, TFQ_QUEUE_FIFO, 8, MODE_BATCH, 128, 1, 1, 0},
-    {IMPL_TFQ, TFQ_QUEUE_FIFO, 8, MODE_BATCH, 128, 2, 2, 0},
+    /* the original 8 B rows */
+    {IMPL_NAIVE, TFQ_QUEUE_FIFO, 8, MODE_SINGLE, 1, 1, 1, 0, 0},
+    {IMPL_NAIVE, TFQ_QUEUE_FIFO, 8, MODE_SINGLE, 1, 2, 2, 0, 0},
+    {IMPL_NAIVE, TFQ_QUEUE_FIFO, 8, MODE_BATCH, 128, 1, 1, 0, 0},
+    {IMPL_NAIVE, TFQ_QUEUE_FIFO, 8, MODE_BATCH, 128, 2, 2, 0, 0},
+    {IMPL_SPSC, TFQ_QUEUE_FIFO, 8, MODE_SINGLE, 1, 1, 1, 0, 0},
+    {IMPL_TFQ, TFQ_QUEUE_FIFO, 8, MODE_SINGLE, 1, 1, 1, 0, 0},
+    {IMPL_TFQ, TFQ_QUEUE_FIFO, 8, MODE_SINGLE, 1, 2, 2, 0, 0},
+    {IMPL_TFQ, TFQ_QUEUE_FIFO, 8, MODE_BATCH, 128, 1, 1, 0, 0},
+    {IMPL_TFQ, TFQ_QUEUE_FIFO, 8, MODE_BATCH, 128, 2, 2, 0, 0},
+    /* 1 KiB and 64 KiB: naive ring and FIFO */
+    ROWS_SIZES(IMPL_NAIVE, TFQ_QUEUE_FIFO),
+    ROWS_SIZES(IMPL_TFQ, TFQ_QUEUE_FIFO),
+    /* PaddingFIFOQueue and PriorityQueue, all sizes */
+    ROWS4(IMPL_TFQ, TFQ_QUEUE_PADDING_FIFO, 8, 128, 0, 0),
+    ROWS_SIZES(IMPL_TFQ, TFQ_QUEUE_PADDING_FIFO),
+    ROWS4(IMPL_TFQ, TFQ_QUEUE_PRIORITY, 8, 128, 0, 0),
+    ROWS_SIZES(IMPL_TFQ, TFQ_QUEUE_PRIORITY),
+    /* RandomShuffleQueue, capacity min_after_dequeue + 1024 */
+    ROWS4(IMPL_TFQ, TFQ_QUEUE_RANDOM_SHUFFLE, 8, 128, 1000 + 1024, 1000),
+    ROWS4(IMPL_TFQ, TFQ_QUEUE_RANDOM_SHUFFLE, KIB, 128, 1000 + 1024, 1000),
+    ROWS4(IMPL_TFQ, TFQ_QUEUE_RANDOM_SHUFFLE, B64K, 16, 1000 + 1024, 1000),
+    ROWS4(IMPL_TFQ, TFQ_QUEUE_RANDOM_SHUFFLE, 8, 128, 10000 + 1024, 10000),
+    ROWS4(IMPL_TFQ, TFQ_QUEUE_RANDOM_SHUFFLE, KIB, 128, 10000 + 1024, 10000),
+    /* 64 KiB with 10,000 prefilled elements holds 655 MB: one row */
+    {IMPL_TFQ, TFQ_QUEUE_RANDOM_SHUFFLE, B64K, MODE_BATCH, 16, 1, 1, 10000 + 1024, 10000},
 };
 #define NCFG (sizeof k_cfgs / sizeof k_cfgs[0])
 
@@ -82,7 +121,9 @@ static const char *impl_name(const bench_cfg *c) {
 }
 
 static void cfg_label(const bench_cfg *c, char *buf, size_t cap) {
-  snprintf(buf, cap, "%s/%dB/%s/%dP%dC", impl_name(c), c->elem_bytes,
+  char mad[24] = "";
+  if (c->mad) snprintf(mad, sizeof mad, "(mad%d)", c->mad);
+  snprintf(buf, cap, "%s%s/%dB/%s/%dP%dC", impl_name(c), mad, c->elem_bytes,
            c->mode == MODE_SINGLE ? "single" : "batch", c->producers, c->consumers);
 }
 
@@ -95,7 +136,8 @@ static struct {
   int pin;
   const char *filter;
   int quiet;
-} g_opt = {5, 0.5, 1024, 1, NULL, 0};
+  int64_t memcpy_mib; /* bytes copied by one memcpy probe */
+} g_opt = {5, 0.2, 1024, 1, NULL, 0, 512};
 
 static int64_t cfg_capacity(const bench_cfg *c) {
   return c->capacity ? c->capacity : g_opt.capacity;
@@ -132,19 +174,54 @@ static double median(const double *v, int n) {
   return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
 }
 
+/* ---- element layout ------------------------------------------------------------------------
+ * An item is an int64 id (seq << 8 | producer) and, above 8 B, a uint8 payload whose first and last
+ * bytes are marks derived from seq (the consumers check them). */
+
+#define PREFILL_ID (MAX_PRODUCERS - 1) /* producer id of RandomShuffleQueue's prefilled items */
+
+static int is_kind(const bench_cfg *c, tfq_queue_kind k) {
+  return c->impl == IMPL_TFQ && c->kind == k;
+}
+
+/* Payload length of item `seq` (uniform within one enqueue_many). */
+static int64_t plen(const bench_cfg *c, int64_t seq) {
+  int64_t p = c->elem_bytes - 8;
+  if (!is_kind(c, TFQ_QUEUE_PADDING_FIFO)) return p;
+  int64_t j = (seq / (c->mode == MODE_BATCH ? c->batch : 1)) % 8;
+  return p >= 64 ? p - 32 + 8 * j : j;
+}
+
+static inline uint8_t mark0(int64_t seq) { return (uint8_t)(seq * 31 + 1); }
+static inline uint8_t mark1(int64_t seq) { return (uint8_t)(seq * 17 + 5); }
+
+/* A one-byte payload holds mark1 only. */
+static inline void put_marks(uint8_t *p, int64_t len, int64_t seq) {
+  if (len > 0) {
+    p[0] = mark0(seq);
+    p[len - 1] = mark1(seq);
+  }
+}
+
+static inline int marks_ok(const uint8_t *p, int64_t len, int64_t seq) {
+  return len <= 0 || (p[len - 1] == mark1(seq) && (len == 1 || p[0] == mark0(seq)));
+}
+
 /* ---- naive baseline: bounded ring, one mutex, two condvars, signal on every op ------------- */
 
 typedef struct {
   pthread_mutex_t mu; /* default (non-adaptive) mutex */
   pthread_cond_t not_full, not_empty;
-  int64_t *buf;
+  uint8_t *buf;
   int64_t cap, head, count;
+  size_t esz; /* bytes per slot (= elem_bytes) */
 } naive_ring;
 
-static naive_ring *naive_new(int64_t cap) {
+static naive_ring *naive_new(int64_t cap, size_t esz) {
   naive_ring *r = calloc(1, sizeof *r);
-  if (!r || !(r->buf = malloc((size_t)cap * sizeof(int64_t)))) die("out of memory");
+  if (!r || !(r->buf = malloc((size_t)cap * esz))) die("out of memory");
   r->cap = cap;
+  r->esz = esz;
   if (pthread_mutex_init(&r->mu, NULL) || pthread_cond_init(&r->not_full, NULL) ||
       pthread_cond_init(&r->not_empty, NULL))
     die("naive ring init");
@@ -159,42 +236,48 @@ static void naive_free(naive_ring *r) {
   free(r);
 }
 
+static inline void slot_copy(void *dst, const void *src, size_t esz) {
+  if (esz == 8)
+    memcpy(dst, src, 8); /* the 8 B case compiles to a move */
+  else
+    memcpy(dst, src, esz);
+}
+
 /* One item per lock acquisition. */
-static void naive_push(naive_ring *r, int64_t v) {
+static void naive_push(naive_ring *r, const void *v) {
   pthread_mutex_lock(&r->mu);
   while (r->count == r->cap) pthread_cond_wait(&r->not_full, &r->mu);
   int64_t i = r->head + r->count;
-  r->buf[i >= r->cap ? i - r->cap : i] = v;
+  slot_copy(r->buf + (size_t)(i >= r->cap ? i - r->cap : i) * r->esz, v, r->esz);
   r->count++;
   pthread_cond_signal(&r->not_empty);
   pthread_mutex_unlock(&r->mu);
 }
 
-static int64_t naive_pop(naive_ring *r) {
+static void naive_pop(naive_ring *r, void *v) {
   pthread_mutex_lock(&r->mu);
   while (r->count == 0) pthread_cond_wait(&r->not_empty, &r->mu);
-  int64_t v = r->buf[r->head];
+  slot_copy(v, r->buf + (size_t)r->head * r->esz, r->esz);
   r->head = r->head + 1 == r->cap ? 0 : r->head + 1;
   r->count--;
   pthread_cond_signal(&r->not_full);
   pthread_mutex_unlock(&r->mu);
-  return v;
 }
 
 /* Batched variant (informational): moves as many items as fit per lock hold.  Signals are
  * chained (a waker passes the signal on while room or items remain) so no waiter is stranded
  * when one call moves many items. */
-static void naive_push_n(naive_ring *r, const int64_t *v, int64_t n) {
+static void naive_push_n(naive_ring *r, const uint8_t *v, int64_t n) {
   pthread_mutex_lock(&r->mu);
   while (n > 0) {
     while (r->count == r->cap) pthread_cond_wait(&r->not_full, &r->mu);
     int64_t k = r->cap - r->count < n ? r->cap - r->count : n;
     for (int64_t j = 0; j < k; j++) {
       int64_t i = r->head + r->count + j;
-      r->buf[i >= r->cap ? i - r->cap : i] = v[j];
+      slot_copy(r->buf + (size_t)(i >= r->cap ? i - r->cap : i) * r->esz, v, r->esz);
+      v += r->esz;
     }
     r->count += k;
-    v += k;
     n -= k;
     pthread_cond_signal(&r->not_empty);
   }
@@ -202,13 +285,14 @@ static void naive_push_n(naive_ring *r, const int64_t *v, int64_t n) {
   pthread_mutex_unlock(&r->mu);
 }
 
-static void naive_pop_n(naive_ring *r, int64_t *v, int64_t n) {
+static void naive_pop_n(naive_ring *r, uint8_t *v, int64_t n) {
   pthread_mutex_lock(&r->mu);
   while (n > 0) {
     while (r->count == 0) pthread_cond_wait(&r->not_empty, &r->mu);
     int64_t k = r->count < n ? r->count : n;
     for (int64_t j = 0; j < k; j++) {
-      *v++ = r->buf[r->head];
+      slot_copy(v, r->buf + (size_t)r->head * r->esz, r->esz);
+      v += r->esz;
       r->head = r->head + 1 == r->cap ? 0 : r->head + 1;
     }
     r->count -= k;
@@ -299,50 +383,132 @@ static inline int64_t item_value(int64_t seq, int producer) {
   return (int64_t)((uint64_t)seq << 8) | producer;
 }
 
-/* Consumer-side check: per producer, values arrive in increasing order. */
+/* Consumer-side check: per producer, values arrive in increasing order (not checked for
+ * RandomShuffleQueue, whose order is random by design). */
 static inline void take(worker *w, int64_t *last, int64_t v) {
   int p = (int)(v & 0xff);
-  if (p >= MAX_PRODUCERS || v <= last[p])
+  if (p >= MAX_PRODUCERS)
     w->order_errors++;
-  else
-    last[p] = v;
+  else if (!is_kind(w->rc->cfg, TFQ_QUEUE_RANDOM_SHUFFLE)) {
+    if (v <= last[p])
+      w->order_errors++;
+    else
+      last[p] = v;
+  }
   w->sum += v;
   w->count++;
 }
 
+/* Builds the tuples given to enqueue / enqueue_many: [priority,] x [, payload].  Tensors are
+ * reused while the producer holds their only reference and their shape fits; otherwise (the
+ * queue kept a reference, or a PaddingFIFOQueue length changed) a new one is made. */
+typedef struct {
+  tfq_tuple *t;
+  int xi, ncomp; /* index of x (1 for PriorityQueue, whose priority is component 0) */
+  int64_t rows;  /* 0: single element */
+  int64_t allocs;
+  tfq_status *st;
+} tbuilder;
+
+static void tb_init(tbuilder *b, const bench_cfg *c, int64_t rows) {
+  b->xi = is_kind(c, TFQ_QUEUE_PRIORITY);
+  b->ncomp = b->xi + 1 + (c->elem_bytes > 8 || is_kind(c, TFQ_QUEUE_PADDING_FIFO) ? 1 : 0);
+  b->rows = rows;
+  b->allocs = 0;
+  if (!(b->st = tfq_status_new()) || tfq_tuple_new((size_t)b->ncomp, &b->t, b->st))
+    die_st("tuple setup", b->st);
+}
+
+static void tb_free(tbuilder *b) {
+  tfq_tuple_free(b->t);
+  tfq_status_free(b->st);
+}
+
+/* Fills rows seq0.. of producer `id`, adding their values to *sum. */
+static void tb_fill(tbuilder *b, const bench_cfg *c, int64_t seq0, int id, int64_t *sum) {
+  int many = b->rows > 0;
+  int64_t n = many ? b->rows : 1, len = plen(c, seq0);
+  for (int k = 0; k < b->ncomp; k++) {
+    int payload = k > b->xi;
+    tfq_tensor *x = tfq_tuple_get(b->t, (size_t)k);
+    int64_t dims[2] = {n, len};
+    int rank = many + payload;
+    const int64_t *d = many ? dims : dims + 1;
+    if (!x || tfq_tensor_refcount(x) != 1 || (payload && tfq_tensor_dim(x, rank - 1) != len)) {
+      if (tfq_tensor_new(payload ? TFQ_UINT8 : TFQ_INT64, d, rank, &x, b->st))
+        die_st("tensor", b->st);
+      tfq_tuple_set_take(b->t, (size_t)k, x);
+      b->allocs++;
+    }
+    if (!payload) {
+      int64_t *v = tfq_tensor_data(x);
+      for (int64_t j = 0; j < n; j++) v[j] = item_value(seq0 + j, id);
+    } else {
+      uint8_t *p = tfq_tensor_data(x);
+      for (int64_t j = 0; j < n; j++) put_marks(p + j * len, len, seq0 + j);
+    }
+  }
+  for (int64_t j = 0; j < n; j++) *sum += item_value(seq0 + j, id);
+}
+
 static void tfq_produce(worker *w) {
   const bench_cfg *c = w->rc->cfg;
-  tfq_status *st = tfq_status_new();
-  tfq_tuple *t;
-  tfq_tensor *x;
-  int64_t dims[1] = {c->batch};
   int many = c->mode == MODE_BATCH;
-  if (!st || tfq_tuple_new(1, &t, st) || tfq_tensor_new(TFQ_INT64, dims, many ? 1 : 0, &x, st))
-    die_st("producer setup", st);
-  tfq_tuple_set_take(t, 0, x);
-  int64_t *d = tfq_tensor_data(x);
+  tbuilder b;
+  tb_init(&b, c, many ? c->batch : 0);
   pthread_barrier_wait(&w->rc->start);
   getrusage(RUSAGE_THREAD, &w->ru0);
   clock_gettime(CLOCK_MONOTONIC, &w->t0);
   if (!many) {
     for (int64_t i = 0; i < w->items; i++) {
-      *d = item_value(i, w->id); /* legitimate: the queue copied the previous value's bytes */
-      w->sum += *d;
-      if (tfq_queue_enqueue(w->rc->tq, t, NULL, TFQ_NO_TIMEOUT, st)) die_st("enqueue", st);
+      tb_fill(&b, c, i, w->id, &w->sum); /* reuse is legitimate: the queue copied the bytes */
+      if (tfq_queue_enqueue(w->rc->tq, b.t, NULL, TFQ_NO_TIMEOUT, b.st)) die_st("enqueue", b.st);
     }
   } else {
     for (int64_t i = 0; i < w->items; i += c->batch) {
-      for (int j = 0; j < c->batch; j++) w->sum += d[j] = item_value(i + j, w->id);
-      if (tfq_queue_enqueue_many(w->rc->tq, t, NULL, TFQ_NO_TIMEOUT, st))
-        die_st("enqueue_many", st);
+      tb_fill(&b, c, i, w->id, &w->sum);
+      if (tfq_queue_enqueue_many(w->rc->tq, b.t, NULL, TFQ_NO_TIMEOUT, b.st))
+        die_st("enqueue_many", b.st);
     }
   }
   clock_gettime(CLOCK_MONOTONIC, &w->t1);
   getrusage(RUSAGE_THREAD, &w->ru1);
   w->count = w->items;
-  if (tfq_tensor_refcount(x) != 1) die("the queue kept a reference to a dense enqueued tensor");
-  tfq_tuple_free(t);
-  tfq_status_free(st);
+  /* Fixed shapes: the tensors are built once and the queue must copy dense data. */
+  if (!is_kind(c, TFQ_QUEUE_PADDING_FIFO) && b.allocs != b.ncomp)
+    die("the queue kept a reference to a dense enqueued tensor");
+  tb_free(&b);
+}
+
+/* Checks one dequeued tuple of n rows (n == 0: a single element) and takes its values. */
+static void check_tuple(worker *w, int64_t *last, const tfq_tuple *out, int64_t n) {
+  const bench_cfg *c = w->rc->cfg;
+  int xi = is_kind(c, TFQ_QUEUE_PRIORITY);
+  int has_payload = c->elem_bytes > 8 || is_kind(c, TFQ_QUEUE_PADDING_FIFO);
+  int many = n > 0;
+  int64_t rows = many ? n : 1;
+  const tfq_tensor *x = tfq_tuple_get(out, (size_t)xi);
+  if (tfq_tensor_rank(x) != many || (many && tfq_tensor_dim(x, 0) != n))
+    die("dequeue returned a wrong shape");
+  const int64_t *v = tfq_tensor_cdata(x);
+  const int64_t *pri = xi ? tfq_tensor_cdata(tfq_tuple_get(out, 0)) : NULL;
+  const uint8_t *pay = NULL;
+  int64_t stride = 0;
+  if (has_payload) {
+    const tfq_tensor *p = tfq_tuple_get(out, (size_t)xi + 1);
+    if (tfq_tensor_rank(p) != many + 1 || (many && tfq_tensor_dim(p, 0) != n))
+      die("dequeue returned a wrong payload shape");
+    stride = tfq_tensor_dim(p, many);
+    pay = tfq_tensor_cdata(p);
+  }
+  for (int64_t j = 0; j < rows; j++) {
+    int64_t seq = v[j] >> 8, len = plen(c, seq);
+    if (pri && pri[j] != v[j]) w->order_errors++;
+    if (has_payload &&
+        ((many ? stride < len : stride != len) || !marks_ok(pay + j * stride, len, seq)))
+      w->order_errors++;
+    take(w, last, v[j]);
+  }
 }
 
 static void tfq_consume(worker *w) {
@@ -355,22 +521,21 @@ static void tfq_consume(worker *w) {
   getrusage(RUSAGE_THREAD, &w->ru0);
   clock_gettime(CLOCK_MONOTONIC, &w->t0);
   if (c->mode == MODE_SINGLE) {
+    /* A steady consumer reuses its tuple (tfq_queue_dequeue_into): fixed-size components are
+     * overwritten in place, so the loop allocates nothing, like the naive ring's consumer. */
+    tfq_tuple *out;
+    if (tfq_tuple_new(tfq_spec_size(tfq_queue_spec(w->rc->tq)), &out, st)) die_st("tuple", st);
     for (int64_t i = 0; i < w->items; i++) {
-      tfq_tuple *out;
-      if (tfq_queue_dequeue(w->rc->tq, &out, NULL, TFQ_NO_TIMEOUT, st)) die_st("dequeue", st);
-      take(w, last, *(const int64_t *)tfq_tensor_cdata(tfq_tuple_get(out, 0)));
-      tfq_tuple_free(out);
+      if (tfq_queue_dequeue_into(w->rc->tq, out, NULL, TFQ_NO_TIMEOUT, st)) die_st("dequeue", st);
+      check_tuple(w, last, out, 0);
     }
+    tfq_tuple_free(out);
   } else {
     for (int64_t i = 0; i < w->items; i += c->batch) {
       tfq_tuple *out;
       if (tfq_queue_dequeue_many(w->rc->tq, c->batch, &out, NULL, TFQ_NO_TIMEOUT, st))
         die_st("dequeue_many", st);
-      const tfq_tensor *x = tfq_tuple_get(out, 0);
-      if (tfq_tensor_rank(x) != 1 || tfq_tensor_dim(x, 0) != c->batch)
-        die("dequeue_many returned a wrong shape");
-      const int64_t *v = tfq_tensor_cdata(x);
-      for (int j = 0; j < c->batch; j++) take(w, last, v[j]);
+      check_tuple(w, last, out, c->batch);
       tfq_tuple_free(out);
     }
   }
@@ -379,11 +544,30 @@ static void tfq_consume(worker *w) {
   tfq_status_free(st);
 }
 
+static uint8_t *naive_elems(const bench_cfg *c) {
+  uint8_t *buf = malloc((size_t)c->batch * (size_t)c->elem_bytes);
+  if (!buf) die("out of memory");
+  return buf;
+}
+
+static inline void naive_fill(uint8_t *e, const bench_cfg *c, int64_t v) {
+  memcpy(e, &v, 8);
+  put_marks(e + 8, c->elem_bytes - 8, v >> 8);
+}
+
+static inline void naive_check(worker *w, int64_t *last, const uint8_t *e) {
+  const bench_cfg *c = w->rc->cfg;
+  int64_t v;
+  memcpy(&v, e, 8);
+  if (!marks_ok(e + 8, c->elem_bytes - 8, v >> 8)) w->order_errors++;
+  take(w, last, v);
+}
+
 static void naive_produce(worker *w) {
   const bench_cfg *c = w->rc->cfg;
   naive_ring *r = w->rc->nr;
-  int64_t buf[1024];
-  if (c->batch > 1024) die("batch too large for the naive ring");
+  uint8_t *buf = naive_elems(c);
+  size_t esz = (size_t)c->elem_bytes;
   pthread_barrier_wait(&w->rc->start);
   getrusage(RUSAGE_THREAD, &w->ru0);
   clock_gettime(CLOCK_MONOTONIC, &w->t0);
@@ -391,37 +575,49 @@ static void naive_produce(worker *w) {
     for (int64_t i = 0; i < w->items; i++) {
       int64_t v = item_value(i, w->id);
       w->sum += v;
-      naive_push(r, v);
+      naive_fill(buf, c, v);
+      naive_push(r, buf);
     }
   } else {
     for (int64_t i = 0; i < w->items; i += c->batch) {
-      for (int j = 0; j < c->batch; j++) w->sum += buf[j] = item_value(i + j, w->id);
+      for (int j = 0; j < c->batch; j++) {
+        int64_t v = item_value(i + j, w->id);
+        w->sum += v;
+        naive_fill(buf + (size_t)j * esz, c, v);
+      }
       naive_push_n(r, buf, c->batch);
     }
   }
   clock_gettime(CLOCK_MONOTONIC, &w->t1);
   getrusage(RUSAGE_THREAD, &w->ru1);
   w->count = w->items;
+  free(buf);
 }
 
 static void naive_consume(worker *w) {
   const bench_cfg *c = w->rc->cfg;
   naive_ring *r = w->rc->nr;
-  int64_t buf[1024], last[MAX_PRODUCERS];
+  uint8_t *buf = naive_elems(c);
+  size_t esz = (size_t)c->elem_bytes;
+  int64_t last[MAX_PRODUCERS];
   for (int p = 0; p < MAX_PRODUCERS; p++) last[p] = -1;
   pthread_barrier_wait(&w->rc->start);
   getrusage(RUSAGE_THREAD, &w->ru0);
   clock_gettime(CLOCK_MONOTONIC, &w->t0);
   if (c->mode == MODE_SINGLE) {
-    for (int64_t i = 0; i < w->items; i++) take(w, last, naive_pop(r));
+    for (int64_t i = 0; i < w->items; i++) {
+      naive_pop(r, buf);
+      naive_check(w, last, buf);
+    }
   } else {
     for (int64_t i = 0; i < w->items; i += c->batch) {
       naive_pop_n(r, buf, c->batch);
-      for (int j = 0; j < c->batch; j++) take(w, last, buf[j]);
+      for (int j = 0; j < c->batch; j++) naive_check(w, last, buf + (size_t)j * esz);
     }
   }
   clock_gettime(CLOCK_MONOTONIC, &w->t1);
   getrusage(RUSAGE_THREAD, &w->ru1);
+  free(buf);
 }
 
 static void spsc_produce(worker *w) {
@@ -474,25 +670,71 @@ typedef struct {
   int ok;             /* count, sum and order checks passed */
 } run_result;
 
+/* RandomShuffleQueue: enqueues min_after_dequeue items (producer PREFILL_ID) before timing, so
+ * that dequeues can proceed from the start; returns their sum. */
+static int64_t prefill(const bench_cfg *c, tfq_queue *q) {
+  int64_t sum = 0, chunk = 125; /* divides 1,000 and 10,000 */
+  tbuilder b;
+  tb_init(&b, c, chunk);
+  for (int64_t i = 0; i < c->mad; i += chunk) {
+    if (c->mad - i < chunk) die("min_after_dequeue must be a multiple of 125");
+    tb_fill(&b, c, i, PREFILL_ID, &sum);
+    if (tfq_queue_enqueue_many(q, b.t, NULL, TFQ_NO_TIMEOUT, b.st)) die_st("prefill", b.st);
+  }
+  tb_free(&b);
+  return sum;
+}
+
+/* After the timed part: closes the queue and drains what is left (the prefill's worth). */
+static void drain(const bench_cfg *c, tfq_queue *q, int64_t *sum, int64_t *count, int *ok) {
+  tfq_status *st = tfq_status_new();
+  if (!st) die("out of memory");
+  worker w = {0};
+  run_ctx rc = {.cfg = c};
+  w.rc = &rc;
+  int64_t last[MAX_PRODUCERS];
+  for (int p = 0; p < MAX_PRODUCERS; p++) last[p] = -1;
+  if (tfq_queue_close(q, 0, NULL, TFQ_NO_TIMEOUT, st)) die_st("close", st);
+  for (;;) {
+    tfq_tuple *out;
+    if (tfq_queue_dequeue_up_to(q, 1024, &out, NULL, TFQ_NO_TIMEOUT, st)) {
+      if (tfq_status_code(st) != TFQ_OUT_OF_RANGE) die_st("drain", st);
+      break;
+    }
+    check_tuple(&w, last, out, tfq_tensor_dim(tfq_tuple_get(out, 0), 0));
+    tfq_tuple_free(out);
+  }
+  *sum += w.sum;
+  *count += w.count;
+  if (w.order_errors) *ok = 0;
+  tfq_status_free(st);
+}
+
 static run_result run_once(const bench_cfg *c, int64_t items) {
   run_ctx rc = {.cfg = c};
   int nthreads = c->producers + c->consumers;
   worker w[MAX_THREADS];
   memset(w, 0, sizeof w);
+  int64_t pre_sum = 0;
   if (c->impl == IMPL_TFQ) {
     tfq_status *st = tfq_status_new();
     tfq_spec *spec;
     tfq_queue_options *o;
+    int64_t pd[1] = {is_kind(c, TFQ_QUEUE_PADDING_FIFO) ? TFQ_UNKNOWN_DIM : c->elem_bytes - 8};
     if (!st || tfq_spec_new(&spec, st) || tfq_spec_add(spec, TFQ_INT64, NULL, 0, "x", st) ||
+        ((c->elem_bytes > 8 || pd[0] == TFQ_UNKNOWN_DIM) &&
+         tfq_spec_add(spec, TFQ_UINT8, pd, 1, "payload", st)) ||
         tfq_queue_options_new(&o, st))
       die_st("queue setup", st);
     tfq_queue_options_set_capacity(o, cfg_capacity(c));
+    if (c->mad) tfq_queue_options_set_min_after_dequeue(o, c->mad);
     if (tfq_queue_new(c->kind, spec, o, &rc.tq, st)) die_st("tfq_queue_new", st);
     tfq_queue_options_free(o);
     tfq_spec_free(spec);
     tfq_status_free(st);
+    if (c->mad) pre_sum = prefill(c, rc.tq);
   } else if (c->impl == IMPL_NAIVE) {
-    rc.nr = naive_new(cfg_capacity(c));
+    rc.nr = naive_new(cfg_capacity(c), (size_t)c->elem_bytes);
   } else {
     rc.sr = spsc_new(cfg_capacity(c));
   }
@@ -530,6 +772,13 @@ static run_result run_once(const bench_cfg *c, int64_t items) {
       if (w[i].order_errors) r.ok = 0;
     }
   }
+  if (rc.tq && c->mad) { /* the consumers took some prefilled items; the drain gets the rest */
+    int64_t dsum = 0, dcount = 0;
+    drain(c, rc.tq, &dsum, &dcount, &r.ok);
+    sent += pre_sum;
+    recv += dsum;
+    if (dcount != c->mad) r.ok = 0;
+  }
   if (sent != recv || nsent != items || nrecv != items) r.ok = 0;
   r.secs = t1 - t0;
   if (rc.tq) {
@@ -563,7 +812,8 @@ static int64_t round_items(const bench_cfg *c, double n) {
 
 static void calibrate(size_t i) {
   const bench_cfg *c = &k_cfgs[i];
-  int64_t n = round_items(c, 1 << 15);
+  /* start at ~256 KiB of items (32,768 items of 8 B, 4 of 64 KiB), rounded to whole batches */
+  int64_t n = round_items(c, (double)(256 * KIB / c->elem_bytes));
   for (;;) {
     run_result r = run_once(c, n);
     if (!r.ok) g_res[i].ok = 0;
@@ -589,34 +839,75 @@ static void measure(size_t i) {
   if (!g_opt.quiet) {
     char label[96];
     cfg_label(c, label, sizeof label);
-    fprintf(stderr, "  run %d  %-34s %8.2f M items/s  %7.3f vcsw/1k%s\n", g->nruns, label,
-            g->rate[g->nruns - 1] / 1e6, 1000.0 * r.vcsw / (double)g->items,
-            r.ok ? "" : "  CHECK FAILED");
+    fprintf(stderr, "  run %d  %-48s %8.3f M items/s %9.1f MB/s %7.3f vcsw/1k%s\n", g->nruns, label,
+            g->rate[g->nruns - 1] / 1e6, g->rate[g->nruns - 1] * c->elem_bytes / 1e6,
+            1000.0 * r.vcsw / (double)g->items, r.ok ? "" : "  CHECK FAILED");
   }
 }
 
-/* The naive single-op ring with the same element size and thread layout. */
+/* The naive single-op ring with the same element size and thread layout, and the same capacity
+ * when one exists (RandomShuffleQueue rows, capacity min_after_dequeue + 1024, take the naive
+ * ring of the default capacity). */
 static int baseline_of(size_t i) {
   const bench_cfg *c = &k_cfgs[i];
+  int any = -1;
   for (size_t j = 0; j < NCFG; j++) {
     const bench_cfg *b = &k_cfgs[j];
     if (g_res[j].selected && g_res[j].nruns && b->impl == IMPL_NAIVE && b->mode == MODE_SINGLE &&
         b->elem_bytes == c->elem_bytes && b->producers == c->producers &&
-        b->consumers == c->consumers && cfg_capacity(b) == cfg_capacity(c))
+        b->consumers == c->consumers) {
+      if (cfg_capacity(b) == cfg_capacity(c)) return (int)j;
+      if (any < 0) any = (int)j;
+    }
+  }
+  return any;
+}
+
+static int find_cfg_sz(impl_id impl, op_mode mode, int p, int cns, int elem_bytes) {
+  for (size_t j = 0; j < NCFG; j++) {
+    const bench_cfg *b = &k_cfgs[j];
+    if (g_res[j].selected && g_res[j].nruns && b->impl == impl && b->mode == mode &&
+        b->elem_bytes == elem_bytes && b->producers == p && b->consumers == cns &&
+        (impl != IMPL_TFQ || b->kind == TFQ_QUEUE_FIFO))
       return (int)j;
   }
   return -1;
 }
 
 static int find_cfg(impl_id impl, op_mode mode, int p, int cns) {
-  for (size_t j = 0; j < NCFG; j++) {
-    const bench_cfg *b = &k_cfgs[j];
-    if (g_res[j].selected && g_res[j].nruns && b->impl == impl && b->mode == mode &&
-        b->elem_bytes == 8 && b->producers == p && b->consumers == cns &&
-        (impl != IMPL_TFQ || b->kind == TFQ_QUEUE_FIFO))
-      return (int)j;
+  return find_cfg_sz(impl, mode, p, cns, 8);
+}
+
+/* ---- memcpy bandwidth probe: g_opt.memcpy_mib MiB copied in 64 KiB chunks between two 64 MiB
+ * buffers (beyond the caches), once per round; the median is the reference of the bytes/s target.
+ */
+
+#define MEMCPY_BUF ((size_t)64 << 20)
+static uint8_t *g_msrc, *g_mdst;
+static double g_memcpy_bw[MAX_RUNS + 1]; /* bytes/s */
+static int g_nmemcpy;
+
+static void memcpy_probe(void) {
+  if (!g_msrc) {
+    g_msrc = malloc(MEMCPY_BUF);
+    g_mdst = malloc(MEMCPY_BUF);
+    if (!g_msrc || !g_mdst) die("out of memory");
+    memset(g_msrc, 1, MEMCPY_BUF);
+    memset(g_mdst, 2, MEMCPY_BUF);
   }
-  return -1;
+  size_t total = (size_t)g_opt.memcpy_mib << 20, chunk = B64K, off = 0;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (size_t done = 0; done < total; done += chunk) {
+    memcpy(g_mdst + off, g_msrc + off, chunk);
+    off = off + chunk == MEMCPY_BUF ? 0 : off + chunk;
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  __asm__ __volatile__("" : : "r"(g_mdst) : "memory"); /* keep the copies */
+  double secs = ts_sec(&t1) - ts_sec(&t0);
+  g_memcpy_bw[g_nmemcpy++] = (double)total / (secs > 1e-9 ? secs : 1e-9);
+  if (!g_opt.quiet)
+    fprintf(stderr, "  memcpy probe: %.2f GB/s\n", g_memcpy_bw[g_nmemcpy - 1] / 1e9);
 }
 
 static double min_of(const double *v, int n) {
@@ -666,27 +957,31 @@ static void print_env(void) {
          g_opt.pin && g_ncpus > 1 ? "pinned (producer i -> cpu i, consumer i -> cpu i+1)"
                                   : "not pinned");
   printf("default capacity %" PRId64
-         ", items = int64 scalars (8 B), batch 128, %d runs per row of "
-         "~%.2f s each (rows take turns), median reported; vcsw/ivcsw = voluntary/involuntary "
-         "context switches of the worker threads per 1,000 items; cpu = worker CPU time per item; "
-         "load average at start %.2f\n\n",
-         g_opt.capacity, g_opt.runs, g_opt.seconds, loadavg1());
+         " (64 KiB rows: %d; RandomShuffleQueue: min_after_dequeue + 1024, prefilled to "
+         "min_after_dequeue before timing and drained after); items = an int64 id (8 B) plus a "
+         "uint8 payload of elem - 8 bytes (PaddingFIFOQueue: unknown dim, length varies around "
+         "it; PriorityQueue: plus the 8 B priority); batch 128 (64 KiB: 16); %d runs per row of "
+         "~%.2f s each (rows take turns), median reported; MB/s = items/s x elem; "
+         "vcsw/ivcsw = voluntary/involuntary context switches of the worker threads per 1,000 "
+         "items; cpu = worker CPU time per item; load average at start %.2f\n\n",
+         g_opt.capacity, CAP64K, g_opt.runs, g_opt.seconds, loadavg1());
   printf(
       "ENV {\"bench\":\"queue\",\"tfq_version\":\"%s\",\"cpu_model\":\"%s\",\"kernel\":\"%s\","
       "\"cpus\":%d,\"pinned\":%s,\"default_capacity\":%" PRId64
-      ",\"runs\":%d,\"seconds_per_run\":%.3f,\"loadavg_start\":%.2f}"
+      ",\"runs\":%d,\"seconds_per_run\":%.3f,\"memcpy_probe_mib\":%" PRId64
+      ",\"loadavg_start\":%.2f}"
       "\n\n",
       tfq_version_string(), model, u.release, g_ncpus, g_opt.pin && g_ncpus > 1 ? "true" : "false",
-      g_opt.capacity, g_opt.runs, g_opt.seconds, loadavg1());
+      g_opt.capacity, g_opt.runs, g_opt.seconds, g_opt.memcpy_mib, loadavg1());
 }
 
 static void print_report(void) {
-  printf("%-12s %5s %-6s %5s %6s %6s | %9s %9s %9s | %8s %8s %8s | %8s\n", "queue", "elem", "mode",
-         "batch", "layout", "cap", "Mitems/s", "min", "max", "vcsw/1k", "ivcsw/1k", "cpu-ns",
-         "vs naive");
-  printf("%.*s\n", 125,
+  printf("%-18s %5s %6s %-6s %5s %6s %6s | %9s %9s %9s | %9s | %8s %8s %8s | %8s\n", "queue", "mad",
+         "elem", "mode", "batch", "layout", "cap", "Mitems/s", "min", "max", "MB/s", "vcsw/1k",
+         "ivcsw/1k", "cpu-ns", "vs naive");
+  printf("%.*s\n", 148,
          "------------------------------------------------------------------------------------"
-         "------------------------------------------------------------");
+         "------------------------------------------------------------------------------------");
   for (size_t i = 0; i < NCFG; i++) {
     const bench_cfg *c = &k_cfgs[i];
     const cfg_result *g = &g_res[i];
@@ -697,16 +992,22 @@ static void print_report(void) {
     double cpu_ns = 1e9 * g->cpu / g->items_total;
     int b = baseline_of(i);
     double ratio = b >= 0 ? med / median(g_res[b].rate, g_res[b].nruns) : 0;
-    char layout[16], rs[16];
+    char layout[16], rs[16], elem[16], mad[16] = "-";
     snprintf(layout, sizeof layout, "%dP%dC", c->producers, c->consumers);
+    if (c->elem_bytes % KIB == 0)
+      snprintf(elem, sizeof elem, "%dKiB", c->elem_bytes / KIB);
+    else
+      snprintf(elem, sizeof elem, "%dB", c->elem_bytes);
+    if (c->mad) snprintf(mad, sizeof mad, "%d", c->mad);
     if (b >= 0)
       snprintf(rs, sizeof rs, "%.2fx", ratio);
     else
       snprintf(rs, sizeof rs, "n/a");
-    printf("%-12s %4dB %-6s %5d %6s %6" PRId64 " | %9.2f %9.2f %9.2f | %8.3f %8.3f %8.1f | %8s%s\n",
-           impl_name(c), c->elem_bytes, c->mode == MODE_SINGLE ? "single" : "batch", c->batch,
-           layout, cfg_capacity(c), med / 1e6, mn / 1e6, mx / 1e6, vk, ik, cpu_ns, rs,
-           g->ok ? "" : "  CHECK FAILED");
+    printf("%-18s %5s %6s %-6s %5d %6s %6" PRId64
+           " | %9.3f %9.3f %9.3f | %9.1f | %8.3f %8.3f %8.1f | %8s%s\n",
+           impl_name(c), mad, elem, c->mode == MODE_SINGLE ? "single" : "batch", c->batch, layout,
+           cfg_capacity(c), med / 1e6, mn / 1e6, mx / 1e6, med * c->elem_bytes / 1e6, vk, ik,
+           cpu_ns, rs, g->ok ? "" : "  CHECK FAILED");
   }
   printf("\n");
   for (size_t i = 0; i < NCFG; i++) {
@@ -718,17 +1019,18 @@ static void print_report(void) {
     printf(
         "ROW {\"bench\":\"queue\",\"impl\":\"%s\",\"kind\":\"%s\",\"elem_bytes\":%d,"
         "\"mode\":\"%s\",\"batch\":%d,\"producers\":%d,\"consumers\":%d,\"capacity\":%" PRId64
-        ",\"runs\":%d,\"items_per_run\":%" PRId64
-        ",\"items_per_s_median\":%.0f,\"items_per_s_min\":%.0f,"
+        ",\"min_after_dequeue\":%d,\"runs\":%d,\"items_per_run\":%" PRId64
+        ",\"items_per_s_median\":%.0f,\"bytes_per_s_median\":%.0f,\"items_per_s_min\":%.0f,"
         "\"items_per_s_max\":%.0f,\"vcsw_per_1k\":%.4f,\"ivcsw_per_1k\":%.4f,"
         "\"cpu_ns_per_item\":%.2f,\"ratio_vs_naive\":",
         c->impl == IMPL_TFQ     ? "tfq"
         : c->impl == IMPL_NAIVE ? "naive_ring"
                                 : "spsc_ring",
         impl_name(c), c->elem_bytes, c->mode == MODE_SINGLE ? "single" : "batch", c->batch,
-        c->producers, c->consumers, cfg_capacity(c), g->nruns, g->items, med,
-        min_of(g->rate, g->nruns), max_of(g->rate, g->nruns), 1000.0 * g->vcsw / g->items_total,
-        1000.0 * g->ivcsw / g->items_total, 1e9 * g->cpu / g->items_total);
+        c->producers, c->consumers, cfg_capacity(c), c->mad, g->nruns, g->items, med,
+        med * c->elem_bytes, min_of(g->rate, g->nruns), max_of(g->rate, g->nruns),
+        1000.0 * g->vcsw / g->items_total, 1000.0 * g->ivcsw / g->items_total,
+        1e9 * g->cpu / g->items_total);
     if (b >= 0)
       printf("%.4f", med / median(g_res[b].rate, g_res[b].nruns));
     else
@@ -786,6 +1088,15 @@ static void print_targets(void) {
   if (tb >= 0 && tb2 >= 0)
     printf("INFO   batch(128) tfq FIFO 2P2C / 1P1C: %.2fx (same check)\n",
            med_of(tb2) / med_of(tb));
+  int b64 = find_cfg_sz(IMPL_TFQ, MODE_BATCH, 1, 1, B64K);
+  if (b64 >= 0 && g_nmemcpy > 0) {
+    double mbw = median(g_memcpy_bw, g_nmemcpy), qbw = med_of(b64) * B64K;
+    snprintf(extra, sizeof extra,
+             " [%.2f GB/s vs memcpy %.2f GB/s (min %.2f, max %.2f, %d probes)]", qbw / 1e9,
+             mbw / 1e9, min_of(g_memcpy_bw, g_nmemcpy) / 1e9, max_of(g_memcpy_bw, g_nmemcpy) / 1e9,
+             g_nmemcpy);
+    target_line("64KiB batch(16) 1P1C tfq FIFO bytes/s / memcpy", qbw / mbw, 0.35, 1, "x", extra);
+  }
   if (ns >= 0)
     printf(
         "INFO   naive ring 1P1C ran at %.2fM items/s (perf-anchors 6.1: 8.05M on a quiet "
@@ -812,10 +1123,11 @@ static int label_selected(const char *label) {
 static _Noreturn void usage(void) {
   fprintf(
       stderr,
-      "usage: bench_queue [--runs N] [--seconds S] [--capacity C] [--no-pin] "
+      "usage: bench_queue [--quick] [--runs N] [--seconds S] [--capacity C] [--no-pin] "
       "[--filter LIST] [--quiet]\n"
+      "  --quick         3 runs of ~0.06 s per row and a 256 MiB memcpy probe (about a minute)\n"
       "  --runs N        measured runs per row (default 5, at most %d)\n"
-      "  --seconds S     target duration of one run (default 0.5)\n"
+      "  --seconds S     target duration of one run (default 0.2)\n"
       "  --capacity C    queue capacity, >= 64 for the targets (default 1024)\n"
       "  --no-pin        do not pin threads to CPUs\n"
       "  --filter LIST   only rows whose label (e.g. FIFOQueue/8B/batch/1P1C) contains one of the\n"
@@ -828,7 +1140,11 @@ static _Noreturn void usage(void) {
 int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (!strcmp(a, "--runs") && i + 1 < argc)
+    if (!strcmp(a, "--quick")) {
+      g_opt.runs = 3;
+      g_opt.seconds = 0.06;
+      g_opt.memcpy_mib = 256;
+    } else if (!strcmp(a, "--runs") && i + 1 < argc)
       g_opt.runs = atoi(argv[++i]);
     else if (!strcmp(a, "--seconds") && i + 1 < argc)
       g_opt.seconds = atof(argv[++i]);
@@ -857,7 +1173,9 @@ int main(int argc, char **argv) {
     cfg_label(&k_cfgs[i], label, sizeof label);
     g_res[i].selected = label_selected(label);
     g_res[i].ok = 1;
-    if (k_cfgs[i].elem_bytes != 8 || k_cfgs[i].producers > MAX_PRODUCERS ||
+    if (k_cfgs[i].elem_bytes < 8 || k_cfgs[i].elem_bytes % 8 ||
+        (k_cfgs[i].impl == IMPL_SPSC && k_cfgs[i].elem_bytes != 8) ||
+        k_cfgs[i].producers >= PREFILL_ID ||
         k_cfgs[i].producers + k_cfgs[i].consumers > MAX_THREADS ||
         (k_cfgs[i].impl == IMPL_SPSC && (k_cfgs[i].producers != 1 || k_cfgs[i].consumers != 1)))
       die("unsupported configuration in the table");
@@ -865,9 +1183,12 @@ int main(int argc, char **argv) {
   if (!g_opt.quiet) fprintf(stderr, "calibrating (and warming up)...\n");
   for (size_t i = 0; i < NCFG; i++)
     if (g_res[i].selected) calibrate(i);
-  for (int r = 0; r < g_opt.runs; r++)
+  memcpy_probe();
+  for (int r = 0; r < g_opt.runs; r++) {
+    memcpy_probe();
     for (size_t i = 0; i < NCFG; i++)
       if (g_res[i].selected) measure(i);
+  }
   print_report();
   print_targets();
   printf("INFO   load average at end %.2f\n", loadavg1());
