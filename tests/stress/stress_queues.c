@@ -1,6 +1,7 @@
 /* stress_queues: many short randomised trials of 4 producers x 4 consumers on one queue of
- * capacity 8, with exact per-producer accounting.  Plain C11 + pthreads, TAP on stdout (Criterion
- * cannot run under ThreadSanitizer).
+ * capacity 8, with exact per-producer accounting, for each of the four queue kinds (FIFOQueue,
+ * RandomShuffleQueue, PaddingFIFOQueue, PriorityQueue; see "queue kinds" below).  Plain C11 +
+ * pthreads, TAP on stdout (Criterion cannot run under ThreadSanitizer).
  *
  * Usage: stress_queues [--trials N] [--seed S] [--trial T] [--trial-timeout SECONDS]
  *                      [--hang-pause]
@@ -16,12 +17,18 @@
  *   --hang-pause        when the watchdog fires, print the state and wait for a debugger
  *                       (gdb -p PID) instead of bailing out.
  *
- * One trial (the work is kept small so that 10,000 trials take about a minute):
+ * One trial (the work is kept small so that 10,000 trials of a kind take well under a minute on
+ * an idle machine; per-trial cost is mostly thread start-up, so the item counts of the kinds
+ * after FIFOQueue are halved):
  *  - a fresh queue with components (int64 key [], float payload [2]); key = producer << 32 | seq,
- *    payload = a hash of the key, so a dequeued row whose components were mixed up is detected;
- *  - 4 producers, each offering 0..64 items (1 trial in 32: 400..1000), by a random mix of
- *    enqueue and enqueue_many with B in 0..k (k in 1..10, so B > capacity happens);
- *  - 4 consumers mixing dequeue, dequeue_many(n) and dequeue_up_to(n), n in 0..k;
+ *    payload = a hash of the key, so a dequeued row whose components were mixed up is detected
+ *    (PaddingFIFOQueue: payload float [?] of 1 + key % 3 values; PriorityQueue: the queue
+ *    prepends the int64 priority, which is a function of the key with many ties);
+ *  - 4 producers, each offering 0..64 items (1 trial in 32: 400..1000; halved for the kinds
+ *    other than FIFOQueue), by a random mix of enqueue and enqueue_many with B in 0..k (k in
+ *    1..10, so B > capacity happens);
+ *  - 4 consumers mixing dequeue, dequeue_many(n) and dequeue_up_to(n), n in 0..k (PriorityQueue:
+ *    n <= 8, the capacity, since its batch dequeues wait for n *stored* elements);
  *  - a seeded schedule: a closer thread closes at a random moment (counted in completed calls)
  *    with cancel_pending_enqueues = 0 (maybe itself with the cancel token or a deadline) or = 1
  *    (then consumers may also quit early, leaving items for the drain); a canceller thread
@@ -43,8 +50,17 @@
  *    cancelled) put its partial batch back;
  *  - prefix: of an enqueue_many that failed, only a prefix of its slices was delivered (TF keeps
  *    the slices already inserted); a failed single enqueue left nothing;
- *  - order (FIFO kinds): within one consumer's received sequence (and within the drain), each
- *    producer's items appear in increasing seq;
+ *  - order, per kind:
+ *      FIFOQueue, PaddingFIFOQueue: within one consumer's received sequence (and within the
+ *      drain), each producer's items appear in increasing seq;
+ *      RandomShuffleQueue: no order; over all trials (when >= 2000 items) some producer's items
+ *      must have come out of order, i.e. the queue shuffles at all;
+ *      PriorityQueue: every dequeue_many / dequeue_up_to batch ascends by priority, and the
+ *      single-threaded drain after close ascends across all its calls (in most trials with a
+ *      cancelling close the consumers stop early, so that this drain has up to 8 elements);
+ *  - padding (PaddingFIFOQueue, part of the pairing check): each row is its key's values, then
+ *    the producer's fill (an enqueue_many batch is rectangular), then zeros, and a batch is
+ *    exactly as wide as its longest element; a single dequeue is unpadded;
  *  - drain: the final drain ends with OUT_OF_RANGE on a closed queue of size 0.
  * A watchdog thread bails out (printing the seed, trial and thread states) when one trial takes
  * longer than --trial-timeout seconds (default 30). */
@@ -86,27 +102,50 @@
 #define BITWORDS ((MAX_ITEMS + 63) / 64)
 
 /* ---- queue kinds ---------------------------------------------------------------------------
- * One row per queue kind under test; each kind gets its own block of TAP lines.  Only FIFOQueue
- * is covered so far.  Adding a kind: give it a row, say which order property holds (FIFO and
- * PaddingFIFO: per-producer order per consumer; RandomShuffle: none, and its dequeues wait while
- * size <= min_after_dequeue; Priority: a leading int64 priority component to fill and a
- * different order check), and set its options (RandomShuffle: min_after_dequeue and seeds). */
-typedef enum order_rule { ORDER_FIFO, ORDER_NONE } order_rule;
+ * One row per queue kind under test; each kind gets its own block of TAP lines (CHK_COUNT each).
+ *  FIFOQueue           (key, payload float[2]); per-producer order per consumer.
+ *  RandomShuffleQueue  same components; seeded (PCG32 or, in half of the trials, TF-exact
+ *                      Philox), min_after_dequeue 0..3 (< capacity 8).  No order property: the
+ *                      order check instead requires that shuffling is seen at all (aggregate).
+ *  PaddingFIFOQueue    (key, payload float[?]) with 1 + key % 3 values; dequeue_many/up_to pad to
+ *                      the batch maximum with zeros (checked exactly); FIFO order as FIFOQueue.
+ *  PriorityQueue       (priority, key, payload float[2]), priority = prio_of(key) with ties;
+ *                      every batch ascending, and the single-threaded drain after close
+ *                      ascending across all its calls.  Its dequeue_many/up_to wait until n
+ *                      elements are *stored*, and only the head dequeue touches the storage, so
+ *                      an n > capacity would block every consumer until a close that (with all
+ *                      producers blocked on a full queue) never comes: consumers keep n <= 8. */
+typedef enum order_rule { ORDER_FIFO, ORDER_SHUFFLED, ORDER_PRIORITY } order_rule;
+typedef enum layout { LAYOUT_FIXED, LAYOUT_PADDED, LAYOUT_PRIORITY } layout;
+
+struct trial_params;
 
 typedef struct kind_desc {
   tfq_queue_kind kind;
   order_rule order;
+  layout lay;
+  int max_n;    /* consumers' dequeue_many / up_to n is capped at this (0: no cap) */
+  int work_pct; /* items per producer, in percent of the FIFO figures */
   /* Fills kind-specific options (capacity and name are set by the caller). */
-  void (*options)(tfq_queue_options *o, uint64_t seed);
+  void (*options)(tfq_queue_options *o, const struct trial_params *p);
+  const char *pairing_title, *order_title; /* NULL: the common title */
 } kind_desc;
 
-static void no_options(tfq_queue_options *o, uint64_t seed) {
-  (void)o;
-  (void)seed;
-}
+static void no_options(tfq_queue_options *o, const struct trial_params *p);
+static void shuffle_options(tfq_queue_options *o, const struct trial_params *p);
 
 static const kind_desc KINDS[] = {
-    {TFQ_QUEUE_FIFO, ORDER_FIFO, no_options},
+    {TFQ_QUEUE_FIFO, ORDER_FIFO, LAYOUT_FIXED, 0, 100, no_options, NULL, NULL},
+    {TFQ_QUEUE_RANDOM_SHUFFLE, ORDER_SHUFFLED, LAYOUT_FIXED, 0, 50, shuffle_options, NULL,
+     "the order is shuffled: some consumer saw some producer's items out of order (aggregate)"},
+    {TFQ_QUEUE_PADDING_FIFO, ORDER_FIFO, LAYOUT_PADDED, 0, 50, no_options,
+     "every dequeued row has the declared dtypes/ranks, its payload prefix matches its key, and "
+     "batches are zero-padded to exactly the batch maximum",
+     NULL},
+    {TFQ_QUEUE_PRIORITY, ORDER_PRIORITY, LAYOUT_PRIORITY, CAPACITY, 50, no_options,
+     "every dequeued row has the declared dtypes/shapes, its priority and payload match its key",
+     "every dequeue_many/up_to batch is in ascending priority, and so is the sequential drain "
+     "after close"},
 };
 #define NKINDS (sizeof KINDS / sizeof KINDS[0])
 
@@ -135,6 +174,12 @@ static const char *const CHECK_TITLES[CHK_COUNT] = {
     "the final drain ends with OUT_OF_RANGE on a closed, empty queue",
 };
 
+static const char *check_title(const kind_desc *kd, int chk) {
+  if (chk == CHK_PAIRING && kd->pairing_title) return kd->pairing_title;
+  if (chk == CHK_ORDER && kd->order_title) return kd->order_title;
+  return CHECK_TITLES[chk];
+}
+
 static pthread_mutex_t g_fail_mu = PTHREAD_MUTEX_INITIALIZER;
 static long g_fail_count[CHK_COUNT];
 static uint64_t g_base_seed;
@@ -146,6 +191,7 @@ typedef enum close_mode { CLOSE_NONE, CLOSE_PLAIN, CLOSE_CANCELLING } close_mode
 typedef struct trial_params {
   uint64_t seed;
   int nitems[NPROD];
+  int long_trial;
   int k;                  /* batch sizes / n in 0..k */
   int prod_single_pct;    /* chance a producer call is a single enqueue */
   int cons_single_pct;    /* chance a consumer call is a single dequeue */
@@ -161,7 +207,22 @@ typedef struct trial_params {
   int early_stop;         /* consumers quit after cons_ops[i] calls (only with CLOSE_CANCELLING) */
   int cons_ops[NCONS];
   int final_cancelling; /* main's final close has cancel_pending_enqueues = 1 */
+  /* RandomShuffleQueue only */
+  int min_after_dequeue; /* 0..3 */
+  int tf_exact;          /* Philox, TF's layout, instead of PCG32 */
+  int64_t seed1, seed2;  /* never both 0 (that would seed from the OS) */
 } trial_params;
+
+static void no_options(tfq_queue_options *o, const trial_params *p) {
+  (void)o;
+  (void)p;
+}
+
+static void shuffle_options(tfq_queue_options *o, const trial_params *p) {
+  tfq_queue_options_set_min_after_dequeue(o, p->min_after_dequeue);
+  tfq_queue_options_set_seeds(o, p->seed1, p->seed2);
+  tfq_queue_options_set_tf_exact_order(o, p->tf_exact);
+}
 
 typedef struct trial_id {
   size_t kind_index;
@@ -183,6 +244,9 @@ static void print_params(const trial_id *id) {
          p->closer_token ? "+token" : "", p->closer_timeout >= 0 ? "+deadline" : "", p->close_at,
          p->use_token ? "yes" : "no", p->cancel_at, p->token_pct, p->timeout_pct, p->early_stop,
          p->final_cancelling ? "cancelling" : "plain");
+  if (KINDS[id->kind_index].kind == TFQ_QUEUE_RANDOM_SHUFFLE)
+    printf("#   min_after_dequeue %d, seeds (%" PRId64 ", %" PRId64 "), %s\n", p->min_after_dequeue,
+           p->seed1, p->seed2, p->tf_exact ? "TF-exact Philox" : "PCG32");
   printf("#   reproduce: %s --seed 0x%016" PRIx64 " --trial %" PRIu64 "\n", g_argv0, g_base_seed,
          id->index);
 }
@@ -200,7 +264,7 @@ static void fail(const trial_id *id, enum check chk, const char *fmt, ...) {
   if (n <= MAX_DIAG_PER_CHECK) {
     va_list ap;
     va_start(ap, fmt);
-    printf("# FAIL [%s] ", CHECK_TITLES[chk]);
+    printf("# FAIL [%s] ", check_title(&KINDS[id->kind_index], chk));
     vprintf(fmt, ap);
     printf("\n");
     va_end(ap);
@@ -255,15 +319,16 @@ static uint64_t trial_seed(uint64_t base, size_t kind_index, uint64_t index) {
   return splitmix64(&s);
 }
 
-static void draw_params(trial_params *p, uint64_t seed) {
+static void draw_params(trial_params *p, uint64_t seed, const kind_desc *kd) {
   memset(p, 0, sizeof *p);
   p->seed = seed;
   rng r = rng_make(seed, 0);
-  int long_trial = rng_below(&r, 32) == 0;
+  int long_trial = p->long_trial = rng_below(&r, 32) == 0;
   unsigned total = 0;
   for (int i = 0; i < NPROD; i++) {
     p->nitems[i] = long_trial ? LONG_ITEMS_MIN + (int)rng_below(&r, MAX_ITEMS - LONG_ITEMS_MIN + 1)
                               : (int)rng_below(&r, SMALL_ITEMS + 1);
+    p->nitems[i] = p->nitems[i] * kd->work_pct / 100;
     total += (unsigned)p->nitems[i];
   }
   p->k = 1 + (int)rng_below(&r, MAX_K);
@@ -287,25 +352,62 @@ static void draw_params(trial_params *p, uint64_t seed) {
   p->early_stop = p->closer == CLOSE_CANCELLING && rng_pct(&r, 50);
   for (int i = 0; i < NCONS; i++) p->cons_ops[i] = (int)rng_below(&r, total / 2 + 2);
   p->final_cancelling = rng_pct(&r, 30);
+  /* Kind-specific draws come last, so that the FIFO schedule of a seed is unchanged. */
+  if (kd->order == ORDER_PRIORITY && p->closer == CLOSE_CANCELLING) {
+    /* Leave the sequential drain something to order: mostly stop the consumers early, after few
+     * calls, so that the queue fills up (8) and the cancelling close (which fires once every
+     * consumer is done) fails the blocked producers. */
+    p->early_stop = rng_pct(&r, 85);
+    for (int i = 0; i < NCONS; i++) p->cons_ops[i] = (int)rng_below(&r, total / 16 + 2);
+  }
+  p->min_after_dequeue = (int)rng_below(&r, 4);
+  p->tf_exact = rng_pct(&r, 50);
+  p->seed1 = (int64_t)(rng_next(&r) >> 33);
+  p->seed2 = (int64_t)(rng_next(&r) >> 33) | 1;
 }
 
 /* ---- items ---------------------------------------------------------------------------------- */
 
 static int64_t make_key(int producer, int seq) { return ((int64_t)producer << 32) | seq; }
 
+static uint64_t key_hash(int64_t key) {
+  uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ULL;
+  return h ^ (h >> 29);
+}
+
 /* The payload paired with a key: two floats exactly representable (24-bit integers). */
 static void payload_of(int64_t key, float out[2]) {
-  uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ULL;
-  h ^= h >> 29;
+  uint64_t h = key_hash(key);
   out[0] = (float)(h & 0xFFFFFF);
   out[1] = -(float)((h >> 24) & 0xFFFFFF) - 1.0f;
 }
 
-static tfq_spec *make_spec(void) {
+/* PaddingFIFOQueue: the payload of a key has pad_len(key) values pad_val(key, j), all nonzero.
+ * An enqueue_many batch is rectangular ([B, L] with L its longest row), so the producer fills
+ * the shorter rows with PAD_FILL (nonzero, not an integer): a stored element is its values, then
+ * 0..2 PAD_FILL; a dequeued row is that, then the queue's zero padding. */
+#define PAD_MAX 3
+#define PAD_FILL 0.5f
+static int pad_len(int64_t key) { return 1 + (int)((uint64_t)key % PAD_MAX); }
+
+static float pad_val(int64_t key, int j) {
+  uint64_t h = key_hash(key ^ ((int64_t)(j + 1) << 48));
+  return (float)((h & 0xFFFFF) + 1) * (j % 2 ? -1.0f : 1.0f);
+}
+
+/* PriorityQueue: the priority of a key; 16 values (many ties), spread over the int64 range so
+ * that a comparison on truncated bits would show. */
+static int64_t prio_of(int64_t key) {
+  return ((int64_t)((key_hash(key) >> 48) % 16) - 8) * 0x100000001LL;
+}
+
+/* The components declared to the queue: key [] and payload [2] ([?] for PaddingFIFO).  For
+ * PriorityQueue the queue prepends the int64 priority. */
+static tfq_spec *make_spec(const kind_desc *kd) {
   tfq_spec *s = NULL;
-  const int64_t two[1] = {2};
+  const int64_t two[1] = {2}, unknown[1] = {TFQ_UNKNOWN_DIM};
   if (tfq_spec_new(&s, NULL) || tfq_spec_add(s, TFQ_INT64, NULL, 0, "key", NULL) ||
-      tfq_spec_add(s, TFQ_FLOAT, two, 1, "payload", NULL)) {
+      tfq_spec_add(s, TFQ_FLOAT, kd->lay == LAYOUT_PADDED ? unknown : two, 1, "payload", NULL)) {
     fprintf(stderr, "cannot build the spec\n");
     abort();
   }
@@ -313,24 +415,41 @@ static tfq_spec *make_spec(void) {
 }
 
 /* The element (many == 0, b == 1) or batch of b rows holding producer's items seq..seq+b-1. */
-static tfq_tuple *make_items(int producer, int seq, int b, int many) {
+static tfq_tuple *make_items(const kind_desc *kd, int producer, int seq, int b, int many) {
+  int prio = kd->lay == LAYOUT_PRIORITY, padded = kd->lay == LAYOUT_PADDED;
+  int width = 2;
+  if (padded) {
+    width = 1;
+    for (int i = 0; i < b; i++)
+      if (pad_len(make_key(producer, seq + i)) > width)
+        width = pad_len(make_key(producer, seq + i));
+  }
   tfq_tuple *t = NULL;
-  tfq_tensor *k = NULL, *v = NULL;
-  int64_t kd[1] = {b}, vd[2] = {b, 2}, one[1] = {2};
-  if (tfq_tuple_new(2, &t, NULL) ||
-      tfq_tensor_new(TFQ_INT64, many ? kd : NULL, many ? 1 : 0, &k, NULL) ||
-      tfq_tensor_new(TFQ_FLOAT, many ? vd : one, many ? 2 : 1, &v, NULL)) {
+  tfq_tensor *k = NULL, *v = NULL, *pr = NULL;
+  int64_t kd1[1] = {b}, vd[2] = {b, width}, one[1] = {width};
+  if (tfq_tuple_new(prio ? 3 : 2, &t, NULL) ||
+      tfq_tensor_new(TFQ_INT64, many ? kd1 : NULL, many ? 1 : 0, &k, NULL) ||
+      tfq_tensor_new(TFQ_FLOAT, many ? vd : one, many ? 2 : 1, &v, NULL) ||
+      (prio && tfq_tensor_new(TFQ_INT64, many ? kd1 : NULL, many ? 1 : 0, &pr, NULL))) {
     fprintf(stderr, "out of memory building items\n");
     abort();
   }
-  int64_t *kp = tfq_tensor_data(k);
+  int64_t *kp = tfq_tensor_data(k), *pp = prio ? tfq_tensor_data(pr) : NULL;
   float *vp = tfq_tensor_data(v);
   for (int i = 0; i < b; i++) {
     kp[i] = make_key(producer, seq + i);
-    payload_of(kp[i], vp + 2 * i);
+    if (pp) pp[i] = prio_of(kp[i]);
+    if (padded) {
+      int len = pad_len(kp[i]);
+      for (int j = 0; j < width; j++) vp[width * i + j] = j < len ? pad_val(kp[i], j) : PAD_FILL;
+    } else {
+      payload_of(kp[i], vp + 2 * i);
+    }
   }
-  tfq_tuple_set_take(t, 0, k);
-  tfq_tuple_set_take(t, 1, v);
+  size_t c = 0;
+  if (pr) tfq_tuple_set_take(t, c++, pr);
+  tfq_tuple_set_take(t, c++, k);
+  tfq_tuple_set_take(t, c, v);
   return t;
 }
 
@@ -347,7 +466,10 @@ typedef struct failed_call {
 typedef struct counters {
   long calls, single, many, upto, batch_zero, ok_items, cancelled_closed, cancelled_token,
       cancelled_close_enq, deadline, out_of_range, short_upto, failed_many_with_prefix,
-      failed_dequeue_batches;
+      failed_dequeue_batches,
+      padded_rows,    /* PaddingFIFO: rows of a batch that carried queue padding */
+      padded_batches, /* PaddingFIFO: batches of rows of different lengths */
+      sorted_batches; /* Priority: batches of >= 2 rows checked ascending */
 } counters;
 
 struct trial;
@@ -387,7 +509,7 @@ typedef struct trial {
   const kind_desc *kd;
   tfq_queue *q;
   tfq_cancel *token;
-  char msg_closed[256], msg_oor[256], msg_already[256];
+  char msg_closed[256], msg_oor[256], msg_oor_many[256], msg_already[256];
   atomic_uint progress; /* completed calls */
   atomic_int producers_done, consumers_done;
   atomic_int close_issued, cancelling_close_issued;
@@ -396,6 +518,7 @@ typedef struct trial {
   schedule_thread closer, canceller;
   int64_t *drain_log;
   int ndrain, capdrain;
+  counters drain_c;
 } trial;
 
 static const char MSG_ENQ_CANCELLED[] = "Enqueue operation was cancelled";
@@ -491,7 +614,7 @@ static void *producer_main(void *arg) {
     if (b > n - seq) b = n - seq;
     tfq_cancel *c = may_token && rng_pct(&r, tp->token_pct) ? t->token : NULL;
     int64_t to = draw_timeout(&r, tp);
-    tfq_tuple *e = make_items(p->id, seq, b, !single);
+    tfq_tuple *e = make_items(t->kd, p->id, seq, b, !single);
     atomic_store(&p->state, single ? ST_ENQ : ST_ENQ_MANY);
     tfq_code code =
         single ? tfq_queue_enqueue(t->q, e, c, to, st) : tfq_queue_enqueue_many(t->q, e, c, to, st);
@@ -559,48 +682,118 @@ static void *producer_main(void *arg) {
 
 /* ---- consumers ---------------------------------------------------------------------------- */
 
-/* Checks the tensors of an OK dequeue result of `rows` rows and appends the keys to `log`. */
+/* Checks the tensors of an OK dequeue result of `rows` rows and appends the keys to `log`.
+ * PaddingFIFO: each row's payload is its values, then the producer's PAD_FILL, then zeros, and a
+ * batch is exactly as wide as its longest stored element.  Priority: each row's priority is
+ * prio_of(key), the rows ascend, and `last_prio` (the drain's; NULL for consumers) carries the
+ * order across calls. */
 static void take_result(trial *t, const char *who, int idx, tfq_tuple *out, int many, int64_t rows,
-                        int64_t **log, int *nlog, int *caplog) {
-  tfq_tensor *k = tfq_tuple_get(out, 0), *v = tfq_tuple_get(out, 1);
-  int ok = tfq_tuple_size(out) == 2 && k && v && tfq_tensor_dtype(k) == TFQ_INT64 &&
-           tfq_tensor_dtype(v) == TFQ_FLOAT;
+                        int64_t **log, int *nlog, int *caplog, counters *cnt, int64_t *last_prio) {
+  const kind_desc *kd = t->kd;
+  size_t kc = kd->lay == LAYOUT_PRIORITY ? 1 : 0;
+  int padded = kd->lay == LAYOUT_PADDED, vrank = many ? 2 : 1;
+  tfq_tensor *pr = kc ? tfq_tuple_get(out, 0) : NULL, *k = tfq_tuple_get(out, kc),
+             *v = tfq_tuple_get(out, kc + 1);
+  int ok = tfq_tuple_size(out) == kc + 2 && k && v && (!kc || pr) &&
+           tfq_tensor_dtype(k) == TFQ_INT64 && tfq_tensor_dtype(v) == TFQ_FLOAT &&
+           tfq_tensor_rank(k) == (many ? 1 : 0) && tfq_tensor_rank(v) == vrank &&
+           (!kc || (tfq_tensor_dtype(pr) == TFQ_INT64 && tfq_tensor_rank(pr) == (many ? 1 : 0)));
   if (ok && many)
-    ok = tfq_tensor_rank(k) == 1 && tfq_tensor_dim(k, 0) == rows && tfq_tensor_rank(v) == 2 &&
-         tfq_tensor_dim(v, 0) == rows && tfq_tensor_dim(v, 1) == 2;
-  else if (ok)
-    ok = tfq_tensor_rank(k) == 0 && tfq_tensor_rank(v) == 1 && tfq_tensor_dim(v, 0) == 2;
+    ok = tfq_tensor_dim(k, 0) == rows && tfq_tensor_dim(v, 0) == rows &&
+         (!kc || tfq_tensor_dim(pr, 0) == rows);
+  int64_t width = ok ? tfq_tensor_dim(v, vrank - 1) : -1;
+  if (ok && !padded) ok = width == 2;
+  /* PaddingFIFO: an empty batch has its unknown dims 0; otherwise 1..PAD_MAX values. */
+  if (ok && padded) ok = rows == 0 ? width == 0 : width >= 1 && width <= PAD_MAX;
   if (!ok) {
-    fail(&t->id, CHK_PAIRING, "%s %d: result of %" PRId64 " rows has wrong dtypes or shapes", who,
-         idx, rows);
+    fail(&t->id, CHK_PAIRING,
+         "%s %d: result of %" PRId64
+         " rows has wrong components, dtypes or shapes (payload "
+         "width %" PRId64 ")",
+         who, idx, rows, width);
     return;
   }
-  const int64_t *kp = tfq_tensor_cdata(k);
+  const int64_t *kp = tfq_tensor_cdata(k), *pp = pr ? tfq_tensor_cdata(pr) : NULL;
   const float *vp = tfq_tensor_cdata(v);
+  int64_t widest = 0; /* PaddingFIFO: the longest stored element of the batch */
+  int lengths_differ = 0;
   for (int64_t i = 0; i < rows; i++) {
-    float want[2];
-    payload_of(kp[i], want);
-    if (vp[2 * i] != want[0] || vp[2 * i + 1] != want[1])
-      fail(&t->id, CHK_PAIRING,
-           "%s %d: key %" PRId64 ":%" PRId64 " came with payload (%g, %g), expected (%g, %g)", who,
-           idx, kp[i] >> 32, kp[i] & 0xFFFFFFFF, (double)vp[2 * i], (double)vp[2 * i + 1],
-           (double)want[0], (double)want[1]);
+    int64_t key = kp[i];
+    if (padded) {
+      const float *row = vp + width * i;
+      int len = pad_len(key);
+      int64_t j = 0, stored;
+      while (j < width && j < len && row[j] == pad_val(key, (int)j)) j++;
+      int values_ok = j == len;
+      while (j < width && row[j] == PAD_FILL) j++;
+      stored = j;
+      while (j < width && row[j] == 0.0f) j++;
+      if (!values_ok || j < width || stored > PAD_MAX)
+        fail(&t->id, CHK_PAIRING,
+             "%s %d: key %" PRId64 ":%" PRId64
+             " (%d values) came with a payload row of width "
+             "%" PRId64 " that is not its values, fill, then zeros (row[0] %g)",
+             who, idx, key >> 32, key & 0xFFFFFFFF, len, width, (double)row[0]);
+      else if (!many && stored != width)
+        fail(&t->id, CHK_PAIRING,
+             "%s %d: dequeue of key %" PRId64 ":%" PRId64 " padded to %" PRId64 " (stored %" PRId64
+             ")",
+             who, idx, key >> 32, key & 0xFFFFFFFF, width, stored);
+      if (i > 0 && stored != widest) lengths_differ = 1;
+      if (stored > widest) widest = stored;
+      if (stored < width) cnt->padded_rows++;
+    } else {
+      float want[2];
+      const float *row = vp + 2 * i;
+      payload_of(key, want);
+      if (row[0] != want[0] || row[1] != want[1])
+        fail(&t->id, CHK_PAIRING,
+             "%s %d: key %" PRId64 ":%" PRId64 " came with payload (%g, %g), expected (%g, %g)",
+             who, idx, key >> 32, key & 0xFFFFFFFF, (double)row[0], (double)row[1], (double)want[0],
+             (double)want[1]);
+    }
+    if (pp) {
+      if (pp[i] != prio_of(key))
+        fail(&t->id, CHK_PAIRING,
+             "%s %d: key %" PRId64 ":%" PRId64 " came with priority %" PRId64 ", expected %" PRId64,
+             who, idx, key >> 32, key & 0xFFFFFFFF, pp[i], prio_of(key));
+      if (i > 0 && pp[i] < pp[i - 1])
+        fail(&t->id, CHK_ORDER,
+             "%s %d: batch of %" PRId64 " rows not ascending: row %" PRId64 " has priority %" PRId64
+             " after %" PRId64,
+             who, idx, rows, i, pp[i], pp[i - 1]);
+      if (last_prio) {
+        if (pp[i] < *last_prio)
+          fail(&t->id, CHK_ORDER,
+               "%s: priority %" PRId64 " (key %" PRId64 ":%" PRId64 ") after priority %" PRId64,
+               who, pp[i], key >> 32, key & 0xFFFFFFFF, *last_prio);
+        *last_prio = pp[i];
+      }
+    }
     if (*nlog == *caplog) {
       fail(&t->id, CHK_NODUP, "%s %d: received more items than were ever offered", who, idx);
       return;
     }
-    (*log)[(*nlog)++] = kp[i];
+    (*log)[(*nlog)++] = key;
   }
+  if (padded && many && rows > 0 && width != widest)
+    fail(&t->id, CHK_PAIRING,
+         "%s %d: batch of %" PRId64 " rows padded to width %" PRId64
+         ", its longest element has %" PRId64,
+         who, idx, rows, width, widest);
+  if (padded && lengths_differ) cnt->padded_batches++;
+  if (pp && rows >= 2) cnt->sorted_batches++;
 }
 
 /* Checks an OUT_OF_RANGE message: "<Kind> '<name>' is closed and has insufficient elements
- * (requested r, current size s)" with 1 <= r <= n and s < r (s == 0 when exact is set). */
-static int oor_message_ok(const trial *t, const char *msg, int64_t n, int exact) {
-  if (!starts_with(msg, t->msg_oor)) return 0;
+ * (requested r, current size s)" with 1 <= r <= n and s < r (s == 0 when exact is set).  `many`:
+ * the message of dequeue_many / up_to (differs for PaddingFIFOQueue). */
+static int oor_message_ok(const trial *t, const char *msg, int many, int64_t n, int exact) {
+  const char *head = many ? t->msg_oor_many : t->msg_oor;
+  if (!starts_with(msg, head)) return 0;
   long long r, s;
   char tail;
-  if (sscanf(msg + strlen(t->msg_oor), "%lld, current size %lld%c", &r, &s, &tail) != 3 ||
-      tail != ')')
+  if (sscanf(msg + strlen(head), "%lld, current size %lld%c", &r, &s, &tail) != 3 || tail != ')')
     return 0;
   if (r < 1 || r > n || s < 0 || s >= r) return 0;
   if (exact && (r != n || s != 0)) return 0;
@@ -615,11 +808,12 @@ static void *consumer_main(void *arg) {
   tfq_status *st = tfq_status_new();
   if (!st) abort();
   int may_token = t->token != NULL, seen_short = 0;
+  int kmax = t->kd->max_n && tp->k > t->kd->max_n ? t->kd->max_n : tp->k;
   for (int ops = 0;; ops++) {
     if (tp->early_stop && ops >= tp->cons_ops[cs->id]) break;
     int single = rng_pct(&r, tp->cons_single_pct);
     int upto = !single && rng_pct(&r, tp->cons_upto_pct);
-    int64_t n = single ? 1 : (int64_t)rng_below(&r, (unsigned)tp->k + 1);
+    int64_t n = single ? 1 : (int64_t)rng_below(&r, (unsigned)kmax + 1);
     if (seen_short && !single) { /* after a short dequeue_many: finish with dequeue_up_to */
       upto = 1;
       if (n == 0) n = 1;
@@ -663,7 +857,8 @@ static void *consumer_main(void *arg) {
         }
       }
       if (rows >= 0)
-        take_result(t, "consumer", cs->id, out, !single, rows, &cs->log, &cs->nlog, &cs->caplog);
+        take_result(t, "consumer", cs->id, out, !single, rows, &cs->log, &cs->nlog, &cs->caplog,
+                    &cs->c, NULL);
       if (rows > 0) cs->c.ok_items += rows;
       tfq_tuple_free(out);
       continue;
@@ -680,7 +875,7 @@ static void *consumer_main(void *arg) {
       cs->c.out_of_range++;
       if (!tfq_queue_is_closed(t->q))
         code_fail(t, "consumer", cs->id, op, n, code, st, "the queue is not closed");
-      if (!oor_message_ok(t, msg, n, single || upto))
+      if (!oor_message_ok(t, msg, !single, n, single || upto))
         code_fail(t, "consumer", cs->id, op, n, code, st, "wrong message");
       if (single || upto) break; /* closed and empty: nothing more will come */
       seen_short = 1;
@@ -766,7 +961,8 @@ static void *canceller_main(void *arg) {
 typedef struct figures {
   long trials, long_trials, offered, enq_ok_items, failed_enqueue_calls, failed_with_prefix,
       prefix_items, consumed, drained, closes_plain, closes_cancelling, closer_cancelled,
-      closer_deadline, token_trials, timeout_trials, early_stop_trials;
+      closer_deadline, token_trials, timeout_trials, early_stop_trials, inversions, drain_max,
+      drains_ge2;
   counters prod, cons;
   int64_t max_trial_ns, total_ns;
 } figures;
@@ -812,6 +1008,7 @@ static void check_trial(trial *t, figures *fg) {
         fail(&t->id, CHK_NODUP, "item %" PRId64 ":%" PRId64 " dequeued twice (again by %s %d)", pid,
              seq, who, L);
       seen[pid][seq / 64] |= bit;
+      if (t->kd->order == ORDER_SHUFFLED && seq <= last[pid]) fg->inversions++;
       if (t->kd->order == ORDER_FIFO && seq <= last[pid])
         fail(&t->id, CHK_ORDER, "%s %d received %" PRId64 ":%" PRId64 " after %" PRId64 ":%" PRId64,
              who, L, pid, seq, pid, last[pid]);
@@ -860,18 +1057,18 @@ static void run_trial(size_t kind_index, uint64_t index, figures *fg) {
   const kind_desc *kd = &KINDS[kind_index];
   trial *t = calloc(1, sizeof *t);
   if (!t) abort();
-  draw_params(&t->p, trial_seed(g_base_seed, kind_index, index));
+  draw_params(&t->p, trial_seed(g_base_seed, kind_index, index), kd);
   t->id = (trial_id){kind_index, index, &t->p};
   t->kd = kd;
   const trial_params *tp = &t->p;
   tfq_status *st = tfq_status_new();
   if (!st) abort();
 
-  tfq_spec *spec = make_spec();
+  tfq_spec *spec = make_spec(kd);
   tfq_queue_options *o = NULL;
   if (tfq_queue_options_new(&o, st) || tfq_queue_options_set_name(o, "stress_queue", st)) abort();
   tfq_queue_options_set_capacity(o, CAPACITY);
-  kd->options(o, tp->seed);
+  kd->options(o, tp);
   if (tfq_queue_new(kd->kind, spec, o, &t->q, st)) {
     printf("# cannot create a %s: %s %s\n", tfq_queue_kind_name(kd->kind),
            tfq_code_name(tfq_status_code(st)), tfq_status_message(st));
@@ -884,9 +1081,20 @@ static void run_trial(size_t kind_index, uint64_t index, figures *fg) {
   }
   tfq_queue_options_free(o);
   tfq_spec_free(spec);
+  const tfq_spec *qs = tfq_queue_spec(t->q);
+  size_t kc = kd->lay == LAYOUT_PRIORITY ? 1 : 0;
+  if (!qs || tfq_spec_size(qs) != kc + 2 ||
+      (kc && (tfq_spec_dtype(qs, 0) != TFQ_INT64 || tfq_spec_rank(qs, 0) != 0)))
+    fail(&t->id, CHK_PAIRING, "tfq_queue_spec() has %zu components%s", qs ? tfq_spec_size(qs) : 0,
+         kc ? " (expected the int64 [] priority, key, payload)" : "");
   const char *kname = tfq_queue_kind_name(kd->kind), *qname = tfq_queue_name(t->q);
-  snprintf(t->msg_closed, sizeof t->msg_closed, "%s '%s' is closed.", kname, qname);
+  /* PaddingFIFOQueue inherits FIFOQueue's enqueue and single dequeue, whose messages say
+   * "FIFOQueue" (as TF); its own dequeue_many/up_to say "PaddingFIFOQueue". */
+  const char *kname1 = kd->kind == TFQ_QUEUE_PADDING_FIFO ? "FIFOQueue" : kname;
+  snprintf(t->msg_closed, sizeof t->msg_closed, "%s '%s' is closed.", kname1, qname);
   snprintf(t->msg_oor, sizeof t->msg_oor,
+           "%s '%s' is closed and has insufficient elements (requested ", kname1, qname);
+  snprintf(t->msg_oor_many, sizeof t->msg_oor_many,
            "%s '%s' is closed and has insufficient elements (requested ", kname, qname);
   snprintf(t->msg_already, sizeof t->msg_already, "Queue '%s' is already closed.", qname);
   if (tp->use_token && tfq_cancel_new(&t->token, st)) abort();
@@ -948,7 +1156,7 @@ static void run_trial(size_t kind_index, uint64_t index, figures *fg) {
   /* Drain what is left (consumers that quit early, or slices of cancelled enqueue_many). */
   rng r = rng_make(tp->seed, 1000);
   tfq_code dc = TFQ_OK;
-  int64_t last_n = 0;
+  int64_t last_n = 0, last_prio = INT64_MIN;
   for (int guard = 0; guard < 4 * MAX_ITEMS * NPROD + 8; guard++) {
     tfq_tuple *out = NULL;
     last_n = 1 + (int64_t)rng_below(&r, (unsigned)tp->k + 1);
@@ -960,10 +1168,11 @@ static void run_trial(size_t kind_index, uint64_t index, figures *fg) {
       fail(&t->id, CHK_DRAIN, "drain: dequeue_up_to(%" PRId64 ") returned %" PRId64 " rows", last_n,
            rows);
     else
-      take_result(t, "drain", NCONS, out, 1, rows, &t->drain_log, &t->ndrain, &t->capdrain);
+      take_result(t, "drain", NCONS, out, 1, rows, &t->drain_log, &t->ndrain, &t->capdrain,
+                  &t->drain_c, &last_prio);
     tfq_tuple_free(out);
   }
-  if (dc != TFQ_OUT_OF_RANGE || !oor_message_ok(t, tfq_status_message(st), last_n, 1))
+  if (dc != TFQ_OUT_OF_RANGE || !oor_message_ok(t, tfq_status_message(st), 1, last_n, 1))
     fail(&t->id, CHK_DRAIN, "drain ended with %s \"%s\"", tfq_code_name(dc),
          tfq_status_message(st));
   if (tfq_queue_size(t->q) != 0 || !tfq_queue_is_closed(t->q))
@@ -977,7 +1186,7 @@ static void run_trial(size_t kind_index, uint64_t index, figures *fg) {
   check_trial(t, fg);
 
   fg->trials++;
-  fg->long_trials += tp->nitems[0] >= LONG_ITEMS_MIN;
+  fg->long_trials += tp->long_trial;
   fg->token_trials += tp->use_token;
   fg->timeout_trials += tp->timeout_pct > 0;
   fg->early_stop_trials += tp->early_stop;
@@ -996,6 +1205,9 @@ static void run_trial(size_t kind_index, uint64_t index, figures *fg) {
     fg->consumed += t->cons[i].nlog;
   }
   fg->drained += t->ndrain;
+  add_counters(&fg->cons, &t->drain_c);
+  if (t->ndrain > fg->drain_max) fg->drain_max = t->ndrain;
+  fg->drains_ge2 += t->ndrain >= 2;
   fg->total_ns += dt;
   if (dt > fg->max_trial_ns) fg->max_trial_ns = dt;
 
@@ -1007,7 +1219,8 @@ static void run_trial(size_t kind_index, uint64_t index, figures *fg) {
   free(t);
 }
 
-static void print_figures(const char *kname, const figures *f) {
+static void print_figures(const kind_desc *kd, const figures *f) {
+  const char *kname = tfq_queue_kind_name(kd->kind);
   printf("# %s: %ld trials (%ld long) in %.1f s, slowest trial %.1f ms\n", kname, f->trials,
          f->long_trials, (double)f->total_ns / 1e9, (double)f->max_trial_ns / 1e6);
   printf(
@@ -1037,6 +1250,19 @@ static void print_figures(const char *kname, const figures *f) {
       f->cons.calls, f->cons.single, f->cons.many, f->cons.upto, f->cons.batch_zero,
       f->cons.short_upto, f->cons.out_of_range, f->cons.cancelled_token, f->cons.deadline,
       f->cons.failed_dequeue_batches);
+  if (kd->order == ORDER_SHUFFLED)
+    printf(
+        "#   shuffling: %ld times a consumer (or the drain) got a producer's item after a later "
+        "one\n",
+        f->inversions);
+  if (kd->lay == LAYOUT_PADDED)
+    printf("#   padding: %ld batches mixed element lengths, %ld rows carried zero padding\n",
+           f->cons.padded_batches, f->cons.padded_rows);
+  if (kd->order == ORDER_PRIORITY)
+    printf(
+        "#   priority: %ld batches of >= 2 rows checked ascending; %ld sequential drains of >= 2 "
+        "items checked ascending (largest %ld items)\n",
+        f->cons.sorted_batches, f->drains_ge2, f->drain_max);
 }
 
 /* ---- main ------------------------------------------------------------------------------------ */
@@ -1124,16 +1350,24 @@ int main(int argc, char **argv) {
     figures fg;
     memset(&fg, 0, sizeof fg);
     for (uint64_t i = 0; i < trials; i++) run_trial(k, have_only ? only_trial : i, &fg);
-    print_figures(kname, &fg);
+    print_figures(&KINDS[k], &fg);
+    /* RandomShuffleQueue: over enough items, a FIFO order would mean no shuffling at all. */
+    if (KINDS[k].order == ORDER_SHUFFLED && fg.consumed + fg.drained >= 2000 && !fg.inversions) {
+      pthread_mutex_lock(&g_fail_mu);
+      g_fail_count[CHK_ORDER]++;
+      pthread_mutex_unlock(&g_fail_mu);
+      printf("# FAIL [%s] %ld items dequeued, every producer's in order\n",
+             check_title(&KINDS[k], CHK_ORDER), fg.consumed + fg.drained);
+    }
     pthread_mutex_lock(&g_fail_mu);
     for (int c = 0; c < CHK_COUNT; c++) {
       long n = g_fail_count[c] - before[c];
       if (n) {
         failed = 1;
-        printf("not ok %d - %s: %s\n", g_tap_base + c, kname, CHECK_TITLES[c]);
+        printf("not ok %d - %s: %s\n", g_tap_base + c, kname, check_title(&KINDS[k], c));
         printf("# %ld failures; seed 0x%016" PRIx64 "\n", n, g_base_seed);
       } else {
-        printf("ok %d - %s: %s\n", g_tap_base + c, kname, CHECK_TITLES[c]);
+        printf("ok %d - %s: %s\n", g_tap_base + c, kname, check_title(&KINDS[k], c));
       }
     }
     pthread_mutex_unlock(&g_fail_mu);
