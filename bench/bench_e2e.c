@@ -1,0 +1,442 @@
+/* End-to-end shuffled minibatches (spec/perf-anchors.md 7.3 W4) on D1 (7.2: 6 floats, 3 ints,
+ * 1 short word per row; the generator and seed of bench_decode.c, so the bytes are the same):
+ *
+ *   filename FIFOQueue <- producer op (QueueRunner, num_epochs 1)
+ *   -> one tfq_read_decode_op (TextLineReader read_up_to(READ) + decode_csv + enqueue_many),
+ *      run by THREADS QueueRunner threads (default 2; they share the reader as TF1's
+ *      shuffle_batch(num_threads=2) shares its one reader, and decode in parallel)
+ *   -> RandomShuffleQueue(capacity = M + 3*B, min_after_dequeue = M)
+ *   -> consumer: dequeue_many(B) until OUT_OF_RANGE, then dequeue_up_to(B) for the tail (as TF1's
+ *      allow_smaller_final_batch), checksumming every byte of every column.
+ *
+ * Figures per run: examples/s and MB/s (CSV bytes / wall), time to first batch (from starting
+ * the runners), CPU seconds per 1M examples (getrusage, all threads), over the median of --runs
+ * runs.  The checksum (sum of float bit patterns, of ints, of string bytes) is independent of
+ * the order, so every pipeline must reproduce it exactly.
+ *
+ * The peers (bench/peers_e2e.py, run with --peers PYTHON in the same process run) are much
+ * slower, so they run on a prefix of D1 (--peer-rows, default 100k); tfq runs on that prefix too
+ * and on the full --rows file.  Ratios compare examples/s on the same prefix file (and, for
+ * reference, tfq's full-size rate).
+ *
+ *   bench_e2e [--rows N] [--peer-rows N] [--runs R] [--threads T] [--min-after-dequeue M]
+ *             [--batch B] [--read-batch N] [--dir DIR] [--peers PYTHON] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <tfq/tfq.h>
+#include <time.h>
+
+#ifndef TFQ_BENCH_DIR
+#define TFQ_BENCH_DIR "bench"
+#endif
+
+#define NF 6
+#define NI 3
+
+static uint64_t rs;
+static uint32_t rnd(void) {
+  rs = rs * 6364136223846793005ULL + 1442695040888963407ULL;
+  uint32_t x = (uint32_t)(((rs >> 18) ^ rs) >> 27), r = (uint32_t)(rs >> 59);
+  return (x >> r) | (x << ((32 - r) & 31));
+}
+
+static const char *WORDS[] = {"alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"};
+
+/* bench_decode.c's D1 generator (unquoted branch), for `rows` rows. */
+static char *gen_d1(long rows, size_t *len) {
+  size_t cap = (size_t)rows * 140 + 1, n = 0;
+  char *b = malloc(cap);
+  if (!b) exit(1);
+  rs = 0xD1D1D1D1ULL;
+  for (long r = 0; r < rows; r++) {
+    for (int f = 0; f < 10; f++) {
+      if (f) b[n++] = ',';
+      if (f < NF) {
+        n += (size_t)sprintf(b + n, "%.6f", (rnd() % 1000000000u) / 1e6);
+      } else if (f < NF + NI) {
+        n += (size_t)sprintf(b + n, "%u", rnd() % 100000u);
+      } else {
+        n += (size_t)sprintf(b + n, "%s", WORDS[rnd() % 8]);
+      }
+    }
+    b[n++] = '\n';
+  }
+  *len = n;
+  return b;
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double cpu_now(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+         ru.ru_stime.tv_usec * 1e-6;
+}
+
+static tfq_status *st;
+
+static void check(tfq_code c, const char *what) {
+  if (c == TFQ_OK) return;
+  fprintf(stderr, "bench_e2e: %s: %s: %s\n", what, tfq_code_name(c), tfq_status_message(st));
+  exit(1);
+}
+
+typedef struct result {
+  long long rows;
+  double wall, ttfb, cpu;
+  unsigned long long fsum, isum, ssum;
+} result;
+
+typedef struct params {
+  int threads;
+  int64_t mad, batch, read_batch;
+} params;
+
+static void touch(const tfq_tuple *b, result *r) {
+  int64_t n = tfq_tensor_dim(tfq_tuple_get(b, 0), 0);
+  for (size_t f = 0; f < NF; f++) {
+    const uint32_t *v = tfq_tensor_cdata(tfq_tuple_get(b, f));
+    uint64_t s = 0;
+    for (int64_t i = 0; i < n; i++) s += v[i];
+    r->fsum += s;
+  }
+  for (size_t f = NF; f < NF + NI; f++) {
+    const uint32_t *v = tfq_tensor_cdata(tfq_tuple_get(b, f));
+    uint64_t s = 0;
+    for (int64_t i = 0; i < n; i++) s += v[i];
+    r->isum += s;
+  }
+  const tfq_tensor *str = tfq_tuple_get(b, NF + NI);
+  uint64_t s = 0;
+  for (int64_t i = 0; i < n; i++) {
+    size_t l;
+    const unsigned char *p = (const unsigned char *)tfq_tensor_string(str, i, &l);
+    for (size_t k = 0; k < l; k++) s += p[k];
+  }
+  r->ssum += s;
+  r->rows += n;
+}
+
+static result run_tfq(const char *path, const params *pp) {
+  result r;
+  memset(&r, 0, sizeof r);
+  tfq_coord *coord;
+  check(tfq_coord_new(&coord, st), "coordinator");
+
+  /* string_input_producer([path], num_epochs=1, shuffle=False) as a runner op */
+  tfq_spec *fspec;
+  check(tfq_spec_new(&fspec, st), "spec");
+  check(tfq_spec_add(fspec, TFQ_STRING, NULL, 0, NULL, st), "spec");
+  tfq_queue *files;
+  check(tfq_fifo_queue_new(fspec, 32, "input_producer", &files, st), "filename queue");
+  int64_t one = 1;
+  tfq_tensor *names;
+  check(tfq_tensor_new(TFQ_STRING, &one, 1, &names, st), "names");
+  check(tfq_tensor_set_string(names, 0, path, strlen(path), st), "names");
+  tfq_tuple *rows;
+  check(tfq_tuple_new(1, &rows, st), "rows");
+  tfq_tuple_set_take(rows, 0, names);
+  tfq_producer_options *po;
+  check(tfq_producer_options_new(&po, st), "producer options");
+  tfq_producer_options_set_num_epochs(po, 1);
+  tfq_producer_options_set_shuffle(po, 0);
+  tfq_producer *producer;
+  check(tfq_producer_new(files, rows, po, &producer, st), "producer");
+  tfq_runner *prunner;
+  check(tfq_runner_new(files, &prunner, st), "runner");
+  check(tfq_runner_add_op(prunner, tfq_producer_op_step, producer, "input_producer", st), "op");
+
+  /* RandomShuffleQueue of D1's 10 scalar columns */
+  tfq_spec *spec;
+  check(tfq_spec_new(&spec, st), "spec");
+  for (int i = 0; i < NF + NI + 1; i++)
+    check(tfq_spec_add(spec,
+                       i < NF        ? TFQ_FLOAT
+                       : i < NF + NI ? TFQ_INT32
+                                     : TFQ_STRING,
+                       NULL, 0, NULL, st),
+          "spec");
+  tfq_queue_options *qo;
+  check(tfq_queue_options_new(&qo, st), "queue options");
+  tfq_queue_options_set_capacity(qo, pp->mad + 3 * pp->batch);
+  tfq_queue_options_set_min_after_dequeue(qo, pp->mad);
+  tfq_queue_options_set_seeds(qo, 87654321, 42);
+  tfq_queue *q;
+  check(tfq_queue_new(TFQ_QUEUE_RANDOM_SHUFFLE, spec, qo, &q, st), "shuffle queue");
+
+  /* reader + decode_csv + enqueue_many, `threads` runner threads */
+  tfq_reader *reader;
+  check(tfq_reader_new(TFQ_READER_TEXT_LINE, NULL, &reader, st), "reader");
+  tfq_csv_options *csv;
+  check(tfq_csv_options_new(&csv, st), "csv");
+  for (int i = 0; i < NF; i++) check(tfq_csv_options_add_default_float(csv, 0.0f, st), "csv");
+  for (int i = 0; i < NI; i++) check(tfq_csv_options_add_default_int32(csv, 0, st), "csv");
+  check(tfq_csv_options_add_default_string(csv, "", 0, st), "csv");
+  tfq_read_decode_op *op;
+  check(tfq_read_decode_op_new(reader, files, csv, pp->read_batch, q, &op, st), "read op");
+  tfq_runner *rrunner;
+  check(tfq_runner_new(q, &rrunner, st), "runner");
+  for (int t = 0; t < pp->threads; t++)
+    check(tfq_runner_add_op(rrunner, tfq_read_decode_step, op, "read", st), "op");
+
+  double t0 = now(), c0 = cpu_now();
+  check(tfq_runner_start(prunner, coord, 0, st), "start producer");
+  check(tfq_runner_start(rrunner, coord, 0, st), "start readers");
+  tfq_cancel *cancel = tfq_coord_cancel(coord);
+  int tail = 0;
+  for (;;) {
+    tfq_tuple *b;
+    tfq_code c = tail ? tfq_queue_dequeue_up_to(q, pp->batch, &b, cancel, TFQ_NO_TIMEOUT, st)
+                      : tfq_queue_dequeue_many(q, pp->batch, &b, cancel, TFQ_NO_TIMEOUT, st);
+    if (c == TFQ_OUT_OF_RANGE) {
+      if (tail) break;
+      tail = 1;
+      continue;
+    }
+    check(c, "dequeue");
+    if (r.rows == 0) r.ttfb = now() - t0;
+    touch(b, &r);
+    tfq_tuple_free(b);
+  }
+  r.wall = now() - t0;
+  r.cpu = cpu_now() - c0;
+  (void)tfq_coord_request_stop(coord, TFQ_OK, NULL);
+  check(tfq_coord_join(coord, 10 * 1000000, 0, st), "join");
+
+  tfq_runner_free(rrunner);
+  tfq_runner_free(prunner);
+  tfq_read_decode_op_free(op);
+  tfq_producer_free(producer);
+  tfq_csv_options_free(csv);
+  tfq_reader_free(reader);
+  tfq_queue_free(q);
+  tfq_queue_options_free(qo);
+  tfq_spec_free(spec);
+  tfq_producer_options_free(po);
+  tfq_tuple_free(rows);
+  tfq_queue_free(files);
+  tfq_spec_free(fspec);
+  tfq_coord_free(coord);
+  return r;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Median-by-wall of `runs` runs (after one warm-up); checks that every run has the same sums. */
+static result measure(const char *path, const params *pp, int runs, double *best_wall) {
+  result rr[64];
+  double w[64];
+  if (runs > 64) runs = 64;
+  (void)run_tfq(path, pp);
+  for (int i = 0; i < runs; i++) {
+    rr[i] = run_tfq(path, pp);
+    w[i] = rr[i].wall;
+    if (rr[i].rows != rr[0].rows || rr[i].fsum != rr[0].fsum || rr[i].isum != rr[0].isum ||
+        rr[i].ssum != rr[0].ssum) {
+      fprintf(stderr, "bench_e2e: checksum differs between runs\n");
+      exit(1);
+    }
+  }
+  qsort(w, (size_t)runs, sizeof w[0], cmp_d);
+  *best_wall = w[0];
+  for (int i = 0; i < runs; i++)
+    if (rr[i].wall == w[runs / 2]) return rr[i];
+  return rr[0];
+}
+
+static void print_row(const char *name, const char *file, size_t bytes, const result *r) {
+  printf(
+      "  %-18s %-7s %10.0f ex/s %8.1f MB/s  first batch %8.2f ms  cpu %6.3f s/1M ex  "
+      "(%lld rows; sums %llu %llu %llu)\n",
+      name, file, r->rows / r->wall, bytes / r->wall / 1e6, r->ttfb * 1e3,
+      r->cpu / (double)r->rows * 1e6, r->rows, r->fsum, r->isum, r->ssum);
+  printf(
+      "ROW {\"bench\":\"e2e\",\"impl\":\"%s\",\"file\":\"%s\",\"rows\":%lld,\"ex_per_s\":%.0f,"
+      "\"mb_per_s\":%.2f,\"ttfb_ms\":%.3f,\"cpu_s_per_1m\":%.4f}\n",
+      name, file, r->rows, r->rows / r->wall, bytes / r->wall / 1e6, r->ttfb * 1e3,
+      r->cpu / (double)r->rows * 1e6);
+}
+
+static void write_file(const char *path, const char *b, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (!f || fwrite(b, 1, n, f) != n || fclose(f) != 0) {
+    fprintf(stderr, "bench_e2e: cannot write %s\n", path);
+    exit(1);
+  }
+}
+
+int main(int argc, char **argv) {
+  const char *dir = "/tmp", *python = NULL;
+  long nrows = 1000000, prows = 100000;
+  int runs = 5;
+  params pp = {2, 10000, 256, 1024};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!v) {
+      fprintf(stderr, "bench_e2e: bad argument %s\n", a);
+      return 2;
+    }
+    i++;
+    if (!strcmp(a, "--rows"))
+      nrows = atol(v);
+    else if (!strcmp(a, "--peer-rows"))
+      prows = atol(v);
+    else if (!strcmp(a, "--runs"))
+      runs = atoi(v) > 0 ? atoi(v) : 1;
+    else if (!strcmp(a, "--threads"))
+      pp.threads = atoi(v) > 0 ? atoi(v) : 1;
+    else if (!strcmp(a, "--min-after-dequeue"))
+      pp.mad = atol(v);
+    else if (!strcmp(a, "--batch"))
+      pp.batch = atol(v);
+    else if (!strcmp(a, "--read-batch"))
+      pp.read_batch = atol(v);
+    else if (!strcmp(a, "--dir"))
+      dir = v;
+    else if (!strcmp(a, "--peers"))
+      python = v;
+    else {
+      fprintf(stderr, "bench_e2e: unknown option %s\n", a);
+      return 2;
+    }
+  }
+  if (nrows < 1) nrows = 1;
+  if (prows < 1 || prows > nrows) prows = nrows;
+  st = tfq_status_new();
+  if (!st) return 1;
+
+  size_t n;
+  char *b = gen_d1(nrows, &n);
+  size_t pn = 0;
+  for (long r = 0; r < prows; pn++)
+    if (b[pn] == '\n') r++;
+  char full[512], prefix[512];
+  snprintf(full, sizeof full, "%s/tfq_e2e_D1_%ld.csv", dir, nrows);
+  snprintf(prefix, sizeof prefix, "%s/tfq_e2e_D1_%ld.csv", dir, prows);
+  write_file(full, b, n);
+  if (prows != nrows) write_file(prefix, b, pn);
+  free(b);
+
+  double la[3] = {0, 0, 0};
+  FILE *lf = fopen("/proc/loadavg", "r");
+  if (lf) {
+    if (fscanf(lf, "%lf %lf %lf", &la[0], &la[1], &la[2]) != 3) la[0] = la[1] = la[2] = 0;
+    fclose(lf);
+  }
+  printf(
+      "W4 end-to-end shuffled minibatches, D1: %ld rows %.2f MB (%s); peer prefix %ld rows "
+      "%.2f MB (%s)\n",
+      nrows, n / 1e6, full, prows, pn / 1e6, prefix);
+  printf(
+      "reader threads %d, read_up_to %lld, RandomShuffleQueue capacity %lld "
+      "min_after_dequeue %lld, dequeue_many(%lld); tfq median of %d runs; load average "
+      "%.2f %.2f %.2f\n",
+      pp.threads, (long long)pp.read_batch, (long long)(pp.mad + 3 * pp.batch), (long long)pp.mad,
+      (long long)pp.batch, runs, la[0], la[1], la[2]);
+  printf(
+      "ENV {\"bench\":\"e2e\",\"rows\":%ld,\"peer_rows\":%ld,\"threads\":%d,\"loadavg\":[%.2f,"
+      "%.2f,%.2f]}\n",
+      nrows, prows, pp.threads, la[0], la[1], la[2]);
+
+  double bw_full, bw_pre;
+  result rf = measure(full, &pp, runs, &bw_full);
+  print_row("tfq", "full", n, &rf);
+  result rp = measure(prefix, &pp, runs, &bw_pre);
+  print_row("tfq", "prefix", pn, &rp);
+  printf("  (tfq best-of-runs: full %.0f ex/s, prefix %.0f ex/s)\n", rf.rows / bw_full,
+         rp.rows / bw_pre);
+  fflush(stdout);
+  int status = 0;
+  if (python) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "%s %s/peers_e2e.py %s --min-after-dequeue %lld --read-batch %lld --batch %lld "
+             "2>/dev/null",
+             python, TFQ_BENCH_DIR, prefix, (long long)pp.mad, (long long)pp.read_batch,
+             (long long)pp.batch);
+    FILE *p = popen(cmd, "r");
+    if (!p) {
+      fprintf(stderr, "bench_e2e: cannot run peers\n");
+      return 1;
+    }
+    char line[1024];
+    double tf1 = 0, best_data = 0, read1 = 0, best_ttfb = 0;
+    char best_data_name[64] = "none";
+    while (fgets(line, sizeof line, p)) {
+      char name[64];
+      result r;
+      long long fbytes;
+      if (strncmp(line, "PEER ", 5) != 0) continue;
+      if (sscanf(line, "PEER %63s %lld %lf %lf %lf %lld %llu %llu %llu", name, &r.rows, &r.wall,
+                 &r.ttfb, &r.cpu, &fbytes, &r.fsum, &r.isum, &r.ssum) != 9) {
+        printf("  %s", line + 5);
+        continue;
+      }
+      print_row(name, "prefix", (size_t)fbytes, &r);
+      if (r.rows != rp.rows || r.fsum != rp.fsum || r.isum != rp.isum || r.ssum != rp.ssum) {
+        printf("  CHECKSUM MISMATCH: %s differs from tfq on the prefix\n", name);
+        status = 1;
+      }
+      double rate = r.rows / r.wall;
+      if (r.ttfb > 0 && (best_ttfb == 0 || r.ttfb < best_ttfb)) best_ttfb = r.ttfb;
+      if (!strcmp(name, "tf1-shuffle_batch")) {
+        tf1 = rate;
+      } else if (!strcmp(name, "tf1-read1")) {
+        read1 = rate;
+      } else if (!strncmp(name, "tfdata", 6) && rate > best_data) {
+        best_data = rate;
+        snprintf(best_data_name, sizeof best_data_name, "%s", name);
+      }
+    }
+    if (pclose(p) != 0) fprintf(stderr, "bench_e2e: peers exited with an error\n");
+    double tq = rp.rows / rp.wall, tqf = rf.rows / rf.wall;
+    printf("\n%-34s %12s %12s %12s\n", "examples/s (prefix file)", "ex/s", "tfq/peer",
+           "tfq-full/peer");
+    printf("%-34s %12.0f %12s %12s\n", "tfq (prefix)", tq, "-", "-");
+    printf("%-34s %12.0f %12s %12s\n", "tfq (full)", tqf, "-", "-");
+    if (tf1 > 0)
+      printf("%-34s %12.0f %11.1fx %11.1fx\n", "tf1-shuffle_batch (read_up_to)", tf1, tq / tf1,
+             tqf / tf1);
+    if (read1 > 0)
+      printf("%-34s %12.0f %11.1fx %11.1fx\n", "tf1-read1 (read, informational)", read1, tq / read1,
+             tqf / read1);
+    if (best_data > 0)
+      printf("%-34s %12.0f %11.1fx %11.1fx\n", "best tf.data", best_data, tq / best_data,
+             tqf / best_data);
+    printf("load average %.2f %.2f %.2f (2 vCPUs; figures are noisy under load)\n", la[0], la[1],
+           la[2]);
+    if (tf1 > 0)
+      printf("TARGET e2e tfq/TF1 shuffle_batch >= 20x: %.1fx (full-size tfq %.1fx) %s\n", tq / tf1,
+             tqf / tf1, tq / tf1 >= 20 ? "PASS" : "MISS");
+    else
+      printf(
+          "TARGET e2e tfq/TF1 shuffle_batch >= 20x: peer missing (anchor 3k-17k ex/s: %.1fx "
+          "the 17k anchor)\n",
+          tq / 17000);
+    if (best_data > 0)
+      printf("TARGET e2e tfq/best tf.data (%s) >= 5x: %.1fx (full-size tfq %.1fx) %s\n",
+             best_data_name, tq / best_data, tqf / best_data,
+             tq / best_data >= 5 ? "PASS" : "MISS");
+    else
+      printf("TARGET e2e tfq/best tf.data >= 5x: peer missing (anchor 64k rows/s: %.1fx)\n",
+             tq / 64000);
+    if (best_ttfb > 0)
+      printf("TARGET e2e time to first batch <= 0.5x best peer: %.2f ms vs %.2f ms = %.3fx %s\n",
+             rf.ttfb * 1e3, best_ttfb * 1e3, rf.ttfb / best_ttfb,
+             rf.ttfb <= 0.5 * best_ttfb ? "PASS" : "MISS");
+  }
+  printf("TARGET e2e tfq >= ~2M examples/s (2-core box): %.0f ex/s (full) %s\n", rf.rows / rf.wall,
+         rf.rows / rf.wall >= 2e6 ? "PASS" : "MISS");
+  tfq_status_free(st);
+  return status;
+}
