@@ -194,6 +194,17 @@ static void cancel_unregister(tfq_cancel *c, tfq__attempt *a) {
   tfq__unlock(&c->mu);
 }
 
+/* Copies n bytes; the common 4- and 8-byte rows (scalars) become single moves instead of a
+ * memcpy call on the single-element hot path. */
+static inline void copy_bytes(void *dst, const void *src, size_t n) {
+  if (n == 8)
+    memcpy(dst, src, 8);
+  else if (n == 4)
+    memcpy(dst, src, 4);
+  else
+    memcpy(dst, src, n);
+}
+
 /* ---- ring storage ---- */
 
 static inline int64_t ring_idx(const tfq_queue *q, int64_t logical) {
@@ -249,8 +260,8 @@ static void slot_fill(tfq_queue *q, int64_t slot, const tfq__attempt *a, int64_t
     tfq__store *s = &q->st[c];
     if (s->dense) {
       const char *src = a->src->c[c]->data;
-      memcpy(s->bytes + (size_t)slot * s->row_bytes, src + (size_t)row * s->row_bytes,
-             s->row_bytes);
+      copy_bytes(s->bytes + (size_t)slot * s->row_bytes, src + (size_t)row * s->row_bytes,
+                 s->row_bytes);
     } else if (a->boxed_src) {
       tfq_tensor **bs = &a->boxed_src[c * (size_t)a->stride + (size_t)row];
       s->refs[slot] = *bs;
@@ -266,8 +277,8 @@ static void slot_take(tfq_queue *q, int64_t slot, tfq__attempt *a, int64_t row) 
   for (size_t c = 0; c < q->spec->n; c++) {
     tfq__store *s = &q->st[c];
     if (s->dense)
-      memcpy((char *)a->dst->c[c]->data + (size_t)row * s->row_bytes,
-             s->bytes + (size_t)slot * s->row_bytes, s->row_bytes);
+      copy_bytes((char *)a->dst->c[c]->data + (size_t)row * s->row_bytes,
+                 s->bytes + (size_t)slot * s->row_bytes, s->row_bytes);
     else
       a->boxed_dst[c * (size_t)a->stride + (size_t)row] = s->refs[slot];
   }
@@ -278,8 +289,8 @@ static void slot_restore(tfq_queue *q, int64_t slot, tfq__attempt *a, int64_t ro
   for (size_t c = 0; c < q->spec->n; c++) {
     tfq__store *s = &q->st[c];
     if (s->dense) {
-      memcpy(s->bytes + (size_t)slot * s->row_bytes,
-             (char *)a->dst->c[c]->data + (size_t)row * s->row_bytes, s->row_bytes);
+      copy_bytes(s->bytes + (size_t)slot * s->row_bytes,
+                 (char *)a->dst->c[c]->data + (size_t)row * s->row_bytes, s->row_bytes);
     } else {
       tfq_tensor **b = &a->boxed_dst[c * (size_t)a->stride + (size_t)row];
       s->refs[slot] = *b;
@@ -475,9 +486,9 @@ static int64_t fill_rows(tfq_queue *q, tfq__attempt *a) {
   for (size_t c = 0; c < q->spec->n; c++) {
     tfq__store *s = &q->st[c];
     if (s->dense) {
-      memcpy(s->bytes + (size_t)slot * s->row_bytes,
-             (const char *)a->src->c[c]->data + (size_t)row * s->row_bytes,
-             (size_t)k * s->row_bytes);
+      copy_bytes(s->bytes + (size_t)slot * s->row_bytes,
+                 (const char *)a->src->c[c]->data + (size_t)row * s->row_bytes,
+                 (size_t)k * s->row_bytes);
     } else if (a->boxed_src) {
       tfq_tensor **bs = &a->boxed_src[c * (size_t)a->stride + (size_t)row];
       memcpy(&s->refs[slot], bs, (size_t)k * sizeof *bs);
@@ -499,8 +510,8 @@ static int64_t take_rows(tfq_queue *q, tfq__attempt *a) {
   for (size_t c = 0; c < q->spec->n; c++) {
     tfq__store *s = &q->st[c];
     if (s->dense)
-      memcpy((char *)a->dst->c[c]->data + (size_t)row * s->row_bytes,
-             s->bytes + (size_t)q->head * s->row_bytes, (size_t)k * s->row_bytes);
+      copy_bytes((char *)a->dst->c[c]->data + (size_t)row * s->row_bytes,
+                 s->bytes + (size_t)q->head * s->row_bytes, (size_t)k * s->row_bytes);
     else
       memcpy(&a->boxed_dst[c * (size_t)a->stride + (size_t)row], &s->refs[q->head],
              (size_t)k * sizeof(tfq_tensor *));
@@ -617,9 +628,20 @@ static void cancel_attempt_locked(tfq_queue *q, tfq__attempt *a, tfq__result why
 
 /* ---- running an attempt from its owner's thread ---- */
 
+/* Field by field: the condition variable and the cancel registration are set up only when
+ * used, so the hot path does not clear them. */
 static void attempt_init(tfq__attempt *a, tfq__att_kind kind) {
-  memset(a, 0, sizeof *a);
+  a->prev = a->next = NULL;
   a->kind = kind;
+  a->many = a->up_to = a->linked = 0;
+  a->src = NULL;
+  a->boxed_src = NULL;
+  a->dst = NULL;
+  a->boxed_dst = NULL;
+  a->total = a->stride = a->done_rows = 0;
+  a->res = RES_OK;
+  a->res_requested = a->res_size = 0;
+  a->sleeping = 0;
   atomic_init(&a->state, 0);
 }
 
