@@ -951,7 +951,16 @@ static void *shared_main(void *arg) {
   shared_read *s = arg;
   tfq_tensor *k, *v;
   while (tfq_reader_read_up_to(s->r, s->q, 7, &k, &v, NULL, NULL) == TFQ_OK) {
-    for (int64_t i = 0; i < tfq_tensor_num_elements(v); i++) s->sum += atoi(S(v, i));
+    for (int64_t i = 0; i < tfq_tensor_num_elements(v); i++) {
+      /* not S(): its static buffers are shared by the four threads */
+      size_t len;
+      const char *p = tfq_tensor_string(v, i, &len);
+      char buf[32];
+      if (len >= sizeof buf) len = sizeof buf - 1;
+      memcpy(buf, p, len);
+      buf[len] = 0;
+      s->sum += atoi(buf);
+    }
     s->count += tfq_tensor_num_elements(v);
     tfq_tensor_free(k);
     tfq_tensor_free(v);
