@@ -143,10 +143,11 @@ void tfq_coord_clear_stop(tfq_coord *c) {
 
 tfq_cancel *tfq_coord_cancel(tfq_coord *c) { return c->cancel; }
 
-tfq_code tfq_coord_register_thread(tfq_coord *c, pthread_t thread, const char *name,
-                                   tfq_status *st) {
+/* The registration record is allocated before the thread is started (a thread that waits for
+ * the stop could not be joined if registering it failed afterwards), then linked. */
+static creg *creg_new(tfq_coord *c, const char *name) {
   creg *r = tfq__calloc(1, sizeof *r);
-  if (!r) return TFQ__OOM(st);
+  if (!r) return NULL;
   tfq__lock(&c->mu);
   long n = c->counter++;
   tfq__unlock(&c->mu);
@@ -157,13 +158,24 @@ tfq_code tfq_coord_register_thread(tfq_coord *c, pthread_t thread, const char *n
   }
   if (!r->name) {
     tfq_free(r);
-    return TFQ__OOM(st);
+    return NULL;
   }
+  return r;
+}
+
+static void creg_link(tfq_coord *c, creg *r, pthread_t thread) {
   r->th = thread;
   tfq__lock(&c->mu);
   r->next = c->threads;
   c->threads = r;
   tfq__unlock(&c->mu);
+}
+
+tfq_code tfq_coord_register_thread(tfq_coord *c, pthread_t thread, const char *name,
+                                   tfq_status *st) {
+  creg *r = creg_new(c, name);
+  if (!r) return TFQ__OOM(st);
+  creg_link(c, r, thread);
   tfq_status_clear(st);
   return TFQ_OK;
 }
@@ -171,11 +183,16 @@ tfq_code tfq_coord_register_thread(tfq_coord *c, pthread_t thread, const char *n
 tfq_code tfq_coord_start_thread(tfq_coord *c, const char *name, void *(*fn)(void *), void *arg,
                                 tfq_status *st) {
   pthread_t th;
-  if (pthread_create(&th, NULL, fn, arg))
+  creg *r = creg_new(c, name);
+  if (!r) return TFQ__OOM(st);
+  if (pthread_create(&th, NULL, fn, arg)) {
+    tfq_free(r->name);
+    tfq_free(r);
     return tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "cannot create thread %s", name ? name : "");
-  tfq_code code = tfq_coord_register_thread(c, th, name, st);
-  if (code) pthread_join(th, NULL); /* cannot track it: wait for it instead of leaking it */
-  return code;
+  }
+  creg_link(c, r, th);
+  tfq_status_clear(st);
+  return TFQ_OK;
 }
 
 /* Joins `th` until `deadline_ns` (monotonic; -1 forever).  0 when joined. */
@@ -288,12 +305,19 @@ tfq_code tfq_coord_loop(tfq_coord *c, int64_t interval_us, tfq_step_fn fn, void 
   looper *l = tfq_malloc(sizeof *l);
   if (!l) return TFQ__OOM(st);
   *l = (looper){c, interval_us, fn, ctx};
+  creg *r = creg_new(c, name ? name : "LooperThread");
+  if (!r) {
+    tfq_free(l);
+    return TFQ__OOM(st);
+  }
   pthread_t th;
   if (pthread_create(&th, NULL, looper_main, l)) {
     tfq_free(l);
+    tfq_free(r->name);
+    tfq_free(r);
     return tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "cannot create a LooperThread");
   }
-  tfq_code code = tfq_coord_register_thread(c, th, name ? name : "LooperThread", st);
-  if (code) pthread_join(th, NULL);
-  return code;
+  creg_link(c, r, th);
+  tfq_status_clear(st);
+  return TFQ_OK;
 }
