@@ -224,6 +224,9 @@ tfq_code tfq_runner_start(tfq_runner *r, tfq_coord *coord, int64_t wait_us, tfq_
         (void)tfq_coord_request_stop(coord, TFQ_RESOURCE_EXHAUSTED, rst.msg);
         pthread_join(r->threads[i], NULL);
         code = tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "%s", rst.msg);
+        tfq__lock(&r->mu);
+        if (is_op) r->live -= (int)(r->nops - i - 1); /* the ops after i never start */
+        tfq__unlock(&r->mu);
         break;
       }
     }
