@@ -179,7 +179,10 @@ TFQ_API tfq_code tfq_read_decode_op_add_component(tfq_read_decode_op *op, const 
 
 /* The step: returns what read_up_to, decode_csv or enqueue_many returned (OUT_OF_RANGE once the
  * work queue is closed and drained).  A decode error is prefixed with the failing record's key
- * ("file.csv:7: Field 1 in record 6 is not a valid float: abc").  Since: 0.1 */
+ * ("file.csv:7: Field 1 in record 6 is not a valid float: abc"), and the records of the batch
+ * before the failing one are enqueued first (TF drops the whole batch).  A reader error whose
+ * message does not name the file is prefixed with it and the offset of the record it stopped at
+ * ("part-3.tfrecord at byte offset 620: corrupted record at 632").  Since: 0.1 */
 TFQ_API tfq_code tfq_read_decode_step(void *op, tfq_cancel *cancel, tfq_status *st);
 
 /* Frees the op.  NULL: no-op.  REQUIRES: no runner is running it.  Since: 0.1 */

@@ -139,6 +139,12 @@ TFQ_API const char *tfq_reader_name(const tfq_reader *r);
  *                           the work unit could not be opened ("<file>; No such file or
  *                           directory"); the next call takes the next work unit (WholeFile:
  *                           the same one again, as in TF).
+ *         TFQ_FAILED_PRECONDITION  the work unit is a directory ("<dir>; Is a directory", TF's
+ *                           code); skipped like an unopenable file.
+ *         TFQ_DATA_LOSS     also: a regular file truncated below the offset already read
+ *                           ("<file> was truncated to N bytes while being read at offset M");
+ *                           bytes appended while a file is read are read (the end is where
+ *                           read() first returns 0).
  *         TFQ_DATA_LOSS     corrupt or truncated data: TFRecord "corrupted record at <o>",
  *                           "truncated record at <o>' failed with Read less bytes than
  *                           requested", inflate errors, and tfq's truncation messages (file and
@@ -211,7 +217,10 @@ typedef struct tfq_tfrecord_writer tfq_tfrecord_writer;
 TFQ_API tfq_code tfq_tfrecord_writer_new(const char *path, tfq_compression c,
                                          tfq_tfrecord_writer **out, tfq_status *st) TFQ_WARN_UNUSED;
 /* Appends one record of `len` bytes.  @return TFQ_OK, TFQ_FAILED_PRECONDITION (closed), I/O
- * codes, TFQ_RESOURCE_EXHAUSTED.  Ownership: `data` borrowed.  Since: 0.1 */
+ * codes, TFQ_RESOURCE_EXHAUSTED (out of memory; a full disk, a quota or RLIMIT_FSIZE: "<path>;
+ * No space left on device" / "<path>; File too large" — TF gives EFBIG OUT_OF_RANGE, which a
+ * QueueRunner would take for the end of input).  Writes are buffered: flush and close report
+ * the same errors.  Ownership: `data` borrowed.  Since: 0.1 */
 TFQ_API tfq_code tfq_tfrecord_writer_write(tfq_tfrecord_writer *w, const void *data, size_t len,
                                            tfq_status *st) TFQ_WARN_UNUSED;
 /* Pushes buffered bytes to the file (a compressed stream gets a Z_SYNC_FLUSH).  Since: 0.1 */

@@ -1,6 +1,7 @@
 /* Ready-made runner ops: read → decode_csv → enqueue_many, and queue → queue transfer. */
 #include <string.h>
 
+#include "../readers/readers_internal.h"
 #include "coord_internal.h"
 
 typedef struct mapping {
@@ -106,23 +107,12 @@ static int64_t failing_record(const char *msg) {
   return strtoll(p + 10, NULL, 10);
 }
 
-tfq_code tfq_read_decode_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
-  tfq_read_decode_op *op = ctx;
-  tfq_tensor *keys = NULL, *values = NULL;
-  tfq_code c = tfq_reader_read_up_to(op->reader, op->work, op->batch, &keys, &values, cancel, st);
-  if (c) return c;
+/* decode_csv of `values`, mapped to the target's components, enqueue_many'd. */
+static tfq_code deliver(tfq_read_decode_op *op, tfq_tensor *values, tfq_cancel *cancel,
+                        tfq_status *st) {
   tfq_tuple *cols = NULL, *comp = NULL;
-  c = tfq_decode_csv(op->csv, values, &cols, st);
-  if (c) {
-    int64_t r = failing_record(tfq_status_message(st));
-    if (r >= 0 && r < keys->nelems) {
-      char msg[TFQ__MSG_CAP];
-      const tfq__str *k = &tfq__strs(keys)[r];
-      snprintf(msg, sizeof msg, "%.*s: %s", (int)k->len, k->p, tfq_status_message(st));
-      tfq_status_set(st, c, "%s", msg);
-    }
-    goto done;
-  }
+  tfq_code c = tfq_decode_csv(op->csv, values, &cols, st);
+  if (c) return c;
   if (op->nmap == 0) {
     comp = cols;
     cols = NULL;
@@ -142,12 +132,51 @@ tfq_code tfq_read_decode_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
       else
         c = stack_columns(cols, m, &comp->c[i], st);
     }
-    if (c) goto done;
   }
-  c = tfq_queue_enqueue_many(op->target, comp, cancel, TFQ_NO_TIMEOUT, st);
-done:
+  if (!c) c = tfq_queue_enqueue_many(op->target, comp, cancel, TFQ_NO_TIMEOUT, st);
   tfq_tuple_free(cols);
   tfq_tuple_free(comp);
+  return c;
+}
+
+tfq_code tfq_read_decode_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
+  tfq_read_decode_op *op = ctx;
+  tfq_tensor *keys = NULL, *values = NULL;
+  tfq_code c = tfq_reader_read_up_to(op->reader, op->work, op->batch, &keys, &values, cancel, st);
+  if (c) {
+    /* A reader error names its file and offset (TF's reader messages do not say which file). */
+    int64_t off;
+    const char *file = tfq__reader_error_where(&off);
+    if (c != TFQ_OUT_OF_RANGE && c != TFQ_CANCELLED && *file &&
+        !strstr(tfq_status_message(st), file)) {
+      char msg[TFQ__MSG_CAP];
+      if (off >= 0)
+        snprintf(msg, sizeof msg, "%s at byte offset %lld: %s", file, (long long)off,
+                 tfq_status_message(st));
+      else
+        snprintf(msg, sizeof msg, "%s: %s", file, tfq_status_message(st));
+      tfq_status_set(st, c, "%s", msg);
+    }
+    return c;
+  }
+  c = deliver(op, values, cancel, st);
+  int64_t r = c == TFQ_INVALID_ARGUMENT ? failing_record(tfq_status_message(st)) : -1;
+  if (r >= 0 && r < keys->nelems) {
+    char msg[TFQ__MSG_CAP];
+    const tfq__str *k = &tfq__strs(keys)[r];
+    snprintf(msg, sizeof msg, "%.*s: %s", (int)k->len, k->p, tfq_status_message(st));
+    if (r > 0) {
+      /* Keep the r good records before the bad one (TF drops the whole batch): they are
+       * delivered, then the error is reported. */
+      values->dims[0] = values->nelems = r;
+      tfq_code c2 = deliver(op, values, cancel, st);
+      if (c2 && c2 != TFQ_CANCELLED) { /* report why the good records were not delivered */
+        c = c2;
+        snprintf(msg, sizeof msg, "%s", tfq_status_message(st));
+      }
+    }
+    tfq_status_set(st, c, "%s", msg);
+  }
   tfq_tensor_free(keys);
   tfq_tensor_free(values);
   return c;

@@ -334,6 +334,20 @@ static tfq_code read_locked(tfq_reader *r, tfq_queue *work, int64_t n, tfq__sink
   return TFQ_OK;
 }
 
+/* Where the calling thread's last failed read stopped (tfq__reader_error_where). */
+static _Thread_local char t_where_file[1024];
+static _Thread_local int64_t t_where_off = -1;
+
+static void note_where(tfq_reader *r) { /* r->mu held */
+  snprintf(t_where_file, sizeof t_where_file, "%s", r->work ? r->work : "");
+  t_where_off = r->in ? (int64_t)tfq__instream_pos(r->in) : -1;
+}
+
+const char *tfq__reader_error_where(int64_t *offset) {
+  *offset = t_where_off;
+  return t_where_file;
+}
+
 static tfq_code read_common(tfq_reader *r, tfq_queue *work, int64_t n, int scalar,
                             tfq_tensor **keys, tfq_tensor **values, tfq_cancel *cancel,
                             tfq_status *st) {
@@ -352,6 +366,7 @@ static tfq_code read_common(tfq_reader *r, tfq_queue *work, int64_t n, int scala
   if (n > 0) {
     lock(&r->mu);
     c = read_locked(r, work, n, &out, cancel, st);
+    if (c) note_where(r);
     unlock(&r->mu);
   }
   if (!c && (tfq__strbatch_finish(&out.keys, scalar, keys) ||
@@ -453,8 +468,7 @@ static int get_varint(const unsigned char **p, const unsigned char *end, uint64_
   for (int sh = 0; sh < 70; sh += 7) {
     if (*p == end) return 0;
     unsigned char b = *(*p)++;
-    if (sh == 63 && b > 1) return 0;
-    x |= (uint64_t)(b & 0x7f) << sh;
+    x |= (uint64_t)(b & 0x7f) << sh; /* bits past 64 are dropped, as protobuf (and TF) do */
     if (!(b & 0x80)) {
       *v = x;
       return 1;
@@ -524,22 +538,19 @@ static tfq_code restore_locked(tfq_reader *r, const unsigned char *p, size_t len
         if (field == 4) {
           w = q;
           wl = (size_t)v;
-        } else if (field >= 1 && field <= 3) {
-          ok = 0;
         }
         q += v;
       }
     } else if (wt == 1 || wt == 5) {
       size_t k = wt == 1 ? 8 : 4;
-      if ((size_t)(end - q) < k || field <= 4)
+      if ((size_t)(end - q) < k)
         ok = 0;
       else
         q += k;
     } else {
       ok = 0;
     }
-    if (ok && field == 4 && wt != 2) ok = 0;
-    if (ok && field >= 1 && field <= 3 && wt != 0) ok = 0;
+    /* A known field with another wire type is an unknown field to protobuf: skipped (TF too). */
   }
   if (!ok) {
     c_escape(&b, p, len);

@@ -128,6 +128,11 @@ tfq_code tfq__reader_emit_num(tfq_reader *r, tfq__sink *out, uint64_t num, const
                               size_t vlen, tfq_status *st);
 /* Opens r->work with the reader's compression options. */
 tfq_code tfq__reader_open(tfq_reader *r, tfq_status *st);
+/* Where the calling thread's last failed tfq_reader_read/read_up_to stopped: the work unit it
+ * names (a borrowed thread-local string, "" if none) and, in *offset, the stream offset of the
+ * record it could not produce (-1 when no file was open).  Used to give pipeline errors their
+ * file and offset without changing the reader's TF messages. */
+const char *tfq__reader_error_where(int64_t *offset);
 
 /* ---- producers ---- */
 tfq_code tfq__input_producer_named(const tfq_tuple *rows, const tfq_producer_options *o,

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -29,8 +30,8 @@ static tfq_code errno_status(const char *path, int err, tfq_status *st) {
     c = TFQ_NOT_FOUND;
   else if (err == EACCES || err == EPERM)
     c = TFQ_PERMISSION_DENIED;
-  else if (err == ENOMEM)
-    c = TFQ_RESOURCE_EXHAUSTED;
+  else if (err == ENOMEM || err == ENOSPC || err == EDQUOT || err == EFBIG)
+    c = TFQ_RESOURCE_EXHAUSTED; /* TF maps EFBIG to OUT_OF_RANGE, which a runner takes for EOF */
   else if (err == EISDIR)
     c = TFQ_FAILED_PRECONDITION;
   return tfq_status_set(st, c, "%s; %s", path, strerror(err));
@@ -89,7 +90,15 @@ tfq_code tfq__instream_open(const char *path, tfq_compression c, size_t bufsize,
     }
     s->z_live = 1;
   }
-  s->fd = open(path, O_RDONLY | O_CLOEXEC);
+  do /* a FIFO blocks in open(): retry when a signal without SA_RESTART interrupts it */
+    s->fd = open(path, O_RDONLY | O_CLOEXEC);
+  while (s->fd < 0 && errno == EINTR);
+  struct stat sb;
+  if (s->fd >= 0 && fstat(s->fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    close(s->fd); /* open() accepts a directory; fail here so the work unit is skipped */
+    s->fd = -1;
+    errno = EISDIR;
+  }
   if (s->fd < 0) {
     int err = errno;
     tfq__instream_close(s);
@@ -133,6 +142,16 @@ static void set_err(tfq__instream *s, tfq_code c, const char *fmt, ...) {
   s->eof = 1;
 }
 
+/* At end of file: a regular file now shorter than the `off` bytes already read from it was
+ * truncated while being read.  Its lost records must not look like a clean end: DATA_LOSS. */
+static int shrank(tfq__instream *s, uint64_t off) {
+  struct stat sb;
+  if (fstat(s->fd, &sb) != 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size >= off) return 0;
+  set_err(s, TFQ_DATA_LOSS, "%s was truncated to %lld bytes while being read at offset %llu",
+          s->path, (long long)sb.st_size, (unsigned long long)off);
+  return 1;
+}
+
 /* Appends decompressed bytes into buf[len, cap).  Sets eof or err when nothing more comes. */
 static void fill(tfq__instream *s) {
   if (s->comp == TFQ_COMPRESSION_NONE) {
@@ -142,7 +161,7 @@ static void fill(tfq__instream *s) {
       snprintf(s->errmsg, sizeof s->errmsg, "%s; %s", s->path, strerror(errno));
       s->eof = 1;
     } else if (k == 0) {
-      s->eof = 1;
+      if (!shrank(s, s->base + s->len)) s->eof = 1;
     } else {
       s->len += (size_t)k;
     }
@@ -156,6 +175,7 @@ static void fill(tfq__instream *s) {
         set_err(s, TFQ_UNKNOWN, "%s; %s", s->path, strerror(errno));
         return;
       }
+      if (k == 0 && shrank(s, s->raw_off)) return;
       if (k == 0) s->raw_eof = 1;
       s->raw_off += (uint64_t)k;
       s->z.next_in = s->in;
@@ -228,14 +248,18 @@ tfq_code tfq__instream_ensure(tfq__instream *s, size_t want, const char **p, siz
       s->len -= s->pos;
       s->pos = 0;
     }
-    if (want > s->cap) {
-      size_t nc = s->cap * 2 > want ? s->cap * 2 : want;
-      char *nb = tfq_realloc(s->buf, nc);
-      if (!nb) return TFQ__OOM(st);
-      s->buf = nb;
-      s->cap = nc;
+    while (s->len < want && !s->eof) {
+      if (s->len == s->cap) {
+        /* Grow as the bytes arrive, not to `want` at once: a length read from a corrupt file
+         * (a TFRecord header) must not allocate memory the file does not back. */
+        size_t nc = s->cap <= want / 2 ? s->cap * 2 : want;
+        char *nb = tfq_realloc(s->buf, nc);
+        if (!nb) return TFQ__OOM(st);
+        s->buf = nb;
+        s->cap = nc;
+      }
+      fill(s);
     }
-    while (s->len < want && !s->eof) fill(s);
   }
   *p = s->buf + s->pos;
   *avail = s->len - s->pos;
