@@ -40,17 +40,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PROG "tfq-cat"
+#include "tfq_cat_args.h"
+
 #define INFER_ROWS 100
 #define READ_CHUNK 256
 #define STDIN_PREFIX_MAX ((size_t)1 << 20)
 
 /* Exit codes (style-and-reliability.md B10). */
 enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2 };
-
-typedef enum { FMT_AUTO = -1, FMT_CSV = 0, FMT_TEXT, FMT_TFRECORD, FMT_FIXED } in_format;
-typedef enum { OUT_TABLE = 0, OUT_JSONL, OUT_CSV, OUT_NONE } out_format;
-typedef enum { COMP_AUTO = -1 } comp_auto;
 
 /* ---- small helpers ------------------------------------------------------------------------- */
 
@@ -149,16 +146,6 @@ static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Parses a non-negative decimal integer option value; usage error otherwise. */
-static int64_t parse_count(const char *opt, const char *s, int64_t min) {
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno || end == s || *end || v < min)
-    usage_error("invalid value '%s' for %s (expected an integer >= %" PRId64 ")", s, opt, min);
-  return (int64_t)v;
 }
 
 /* ---- number formatting (shortest round trip) ---------------------------------------------- */
@@ -325,132 +312,6 @@ static void csv_field(sbuf *b, const char *s, size_t n) {
   sb_putc(b, '"');
 }
 
-/* ---- record_defaults SPEC -------------------------------------------------------------------- */
-
-typedef struct {
-  tfq_dtype dtype;
-  int required;
-  char *def; /* default text (strings: unquoted bytes) */
-  size_t deflen;
-  union {
-    float f;
-    double d;
-    int32_t i32;
-    int64_t i64;
-  } v;
-} field_spec;
-
-static const char *spec_type_name(tfq_dtype t) {
-  switch (t) {
-    case TFQ_FLOAT: return "float32";
-    case TFQ_DOUBLE: return "float64";
-    case TFQ_INT32: return "int32";
-    case TFQ_INT64: return "int64";
-    default: return "string";
-  }
-}
-
-static int parse_type(const char *s, size_t n, tfq_dtype *out) {
-  static const struct {
-    const char *name;
-    tfq_dtype t;
-  } names[] = {{"float32", TFQ_FLOAT}, {"float", TFQ_FLOAT}, {"float64", TFQ_DOUBLE},
-               {"double", TFQ_DOUBLE}, {"int32", TFQ_INT32}, {"int", TFQ_INT32},
-               {"int64", TFQ_INT64},   {"long", TFQ_INT64},  {"string", TFQ_STRING},
-               {"str", TFQ_STRING}};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (strlen(names[i].name) == n && memcmp(names[i].name, s, n) == 0) {
-      *out = names[i].t;
-      return 1;
-    }
-  return 0;
-}
-
-/* Parses a numeric default; returns 0 when it is not a whole valid number of that type. */
-static int parse_default_number(field_spec *f) {
-  const char *s = f->def;
-  char *end;
-  if (!*s) return 0;
-  errno = 0;
-  switch (f->dtype) {
-    case TFQ_FLOAT: f->v.f = strtof(s, &end); break;
-    case TFQ_DOUBLE: f->v.d = strtod(s, &end); break;
-    case TFQ_INT32: {
-      long long v = strtoll(s, &end, 10);
-      if (v < INT32_MIN || v > INT32_MAX) errno = ERANGE;
-      f->v.i32 = (int32_t)v;
-      break;
-    }
-    case TFQ_INT64: f->v.i64 = strtoll(s, &end, 10); break;
-    default: return 1;
-  }
-  if ((f->dtype == TFQ_INT32 || f->dtype == TFQ_INT64) && errno) return 0;
-  return *end == 0;
-}
-
-/* Parses SPEC: TYPE[:DEFAULT] entries separated by ',' (outside double quotes).  A DEFAULT in
- * double quotes may contain ',' and '""' for '"'.  Returns the count; usage error on bad input. */
-static size_t parse_spec(const char *spec, field_spec **out) {
-  size_t n = 0, cap = 8;
-  field_spec *fs = xcalloc(cap, sizeof *fs);
-  const char *p = spec;
-  if (!*spec) usage_error("empty --record-defaults");
-  for (;;) {
-    const char *start = p;
-    while (*p && *p != ',' && *p != ':') p++;
-    field_spec f;
-    memset(&f, 0, sizeof f);
-    if (!parse_type(start, (size_t)(p - start), &f.dtype))
-      usage_error(
-          "unknown type '%.*s' in --record-defaults (expected float32, float64, int32, int64 "
-          "or string, or the aliases float, double, int, long, str)",
-          (int)(p - start), start);
-    if (*p == ':') {
-      p++;
-      sbuf d = {0};
-      if (*p == '"') {
-        p++;
-        for (;;) {
-          if (!*p) usage_error("unterminated quote in --record-defaults '%s'", spec);
-          if (*p == '"') {
-            if (p[1] == '"') {
-              sb_putc(&d, '"');
-              p += 2;
-              continue;
-            }
-            p++;
-            break;
-          }
-          sb_putc(&d, *p++);
-        }
-        if (*p && *p != ',')
-          usage_error("a quoted default must end at ',' in --record-defaults '%s'", spec);
-      } else {
-        const char *ds = p;
-        while (*p && *p != ',') p++;
-        sb_add(&d, ds, (size_t)(p - ds));
-      }
-      f.def = d.p ? d.p : xstrdup("");
-      f.deflen = d.n;
-      if (f.dtype != TFQ_STRING && !parse_default_number(&f))
-        usage_error("invalid default '%s' for %s in --record-defaults", f.def,
-                    spec_type_name(f.dtype));
-    } else {
-      f.required = 1;
-    }
-    if (n == cap) {
-      cap *= 2;
-      fs = xrealloc(fs, cap * sizeof *fs);
-    }
-    fs[n++] = f;
-    if (!*p) break;
-    if (*p != ',') usage_error("invalid --record-defaults '%s'", spec);
-    p++;
-  }
-  *out = fs;
-  return n;
-}
-
 /* Formats a spec back into -d syntax. */
 static void spec_to_string(sbuf *b, const field_spec *fs, size_t n) {
   for (size_t i = 0; i < n; i++) {
@@ -476,291 +337,6 @@ static void spec_to_string(sbuf *b, const field_spec *fs, size_t n) {
   }
 }
 
-/* ---- options -------------------------------------------------------------------------------- */
-
-typedef struct {
-  in_format format;
-  int compression; /* COMP_AUTO or tfq_compression */
-  int64_t skip_header_lines;
-  int64_t record_bytes, header_bytes, footer_bytes, hop_bytes;
-  const char *record_defaults;
-  char field_delim;
-  int field_delim_set;
-  int no_quote_delim;
-  const char *na_value;
-  int64_t *select_cols;
-  size_t nselect;
-  int64_t batch_size, batches;
-  int shuffle;
-  int64_t capacity, min_after_dequeue; /* -1: default */
-  int seed_set;
-  uint64_t seed;
-  int64_t num_epochs;
-  int64_t threads;
-  int threads_set;
-  int drop_remainder;
-  out_format output;
-  int keys;
-  int stats;
-  int quiet;
-} options;
-
-static const char usage_text[] =
-    "Usage: " PROG
-    " [OPTION]... [FILE]...\n"
-    "Preview the shuffled minibatches a TensorFlow 1.x input pipeline feeds a model: read\n"
-    "FILEs with reader threads (read_up_to), decode CSV records (decode_csv), shuffle them in\n"
-    "a RandomShuffleQueue and print batches.  With no FILE, or when FILE is -, read standard\n"
-    "input.\n"
-    "\n"
-    "Input:\n"
-    "  -f, --format=FMT          csv, text, tfrecord or fixed; default from the extension\n"
-    "                            (.csv/.tsv: csv, .tfrecord/.tfrecords: tfrecord, else text;\n"
-    "                            after .gz/.zz); -d implies csv\n"
-    "  -z, --compression=C       auto, none, gzip or zlib (default auto: magic bytes, then\n"
-    "                            the extension)\n"
-    "      --skip-header-lines=N skip N lines at the start of every file (default 0); the\n"
-    "                            first one names the columns\n"
-    "      --record-bytes=N      fixed: record size (required with --format=fixed)\n"
-    "      --header-bytes=N      fixed: bytes skipped at the start of each file\n"
-    "      --footer-bytes=N      fixed: bytes ignored at the end of each file\n"
-    "      --hop-bytes=N         fixed: distance between record starts (default record size)\n"
-    "\n"
-    "CSV (decode_csv):\n"
-    "  -d, --record-defaults=SPEC  one TYPE[:DEFAULT] per output field, comma separated;\n"
-    "                            TYPE: float32, float64, int32, int64, string (aliases float,\n"
-    "                            double, int, long, str); no ':' makes the field required;\n"
-    "                            a string DEFAULT may be quoted: string:\"a,b\".  Without -d\n"
-    "                            the types are inferred from the first 100 records\n"
-    "      --field-delim=C       one byte (default ','; '\\t' accepted; .tsv implies tab)\n"
-    "      --no-quote-delim      '\"' is an ordinary byte (use_quote_delim=False)\n"
-    "      --na-value=S          a field equal to S takes its default\n"
-    "      --select-cols=I,J,... decode only these 0-based columns\n"
-    "\n"
-    "Batches:\n"
-    "  -b, --batch-size=N        records per batch (default 8)\n"
-    "  -n, --batches=N           batches to print (default 5; 0: until the input ends)\n"
-    "      --shuffle             shuffle records in a RandomShuffleQueue (the default)\n"
-    "      --no-shuffle          keep file order (one reader thread, FIFO queue)\n"
-    "      --capacity=N          queue capacity (default min_after_dequeue + 3 * batch size)\n"
-    "      --min-after-dequeue=N shuffle buffer floor (default 1000)\n"
-    "      --seed=N              reproducible order (implies -j 1 unless -j is given); the\n"
-    "                            seed drawn otherwise is printed on standard error\n"
-    "      --num-epochs=N        read the files N times (default 1)\n"
-    "  -j, --threads=N           reader threads (default 2)\n"
-    "      --drop-remainder      drop a final smaller batch (kept by default)\n"
-    "\n"
-    "Output:\n"
-    "  -o, --output=FMT          table (default), jsonl, csv, or none (decode and discard)\n"
-    "      --keys                also show each record's key (file:line)\n"
-    "      --stats               throughput, records, batches, bytes read and queue fullness\n"
-    "                            on standard error at the end\n"
-    "  -q, --quiet               no notes on standard error (seed, inferred types)\n"
-    "  -h, --help                display this help and exit\n"
-    "  -V, --version             output version information and exit\n"
-    "\n"
-    "Exit status: 0 success, 1 data or I/O error, 2 usage error, 128+N on signal N.\n"
-    "Example: " PROG " --skip-header-lines=1 examples/data/iris.csv\n";
-
-enum {
-  OPT_SKIP = 256,
-  OPT_RECORD_BYTES,
-  OPT_HEADER_BYTES,
-  OPT_FOOTER_BYTES,
-  OPT_HOP_BYTES,
-  OPT_FIELD_DELIM,
-  OPT_NO_QUOTE,
-  OPT_NA,
-  OPT_SELECT,
-  OPT_SHUFFLE,
-  OPT_NO_SHUFFLE,
-  OPT_CAPACITY,
-  OPT_MAD,
-  OPT_SEED,
-  OPT_EPOCHS,
-  OPT_DROP,
-  OPT_KEYS,
-  OPT_STATS
-};
-
-static const struct option long_opts[] = {
-    {"format", required_argument, NULL, 'f'},
-    {"compression", required_argument, NULL, 'z'},
-    {"skip-header-lines", required_argument, NULL, OPT_SKIP},
-    {"record-bytes", required_argument, NULL, OPT_RECORD_BYTES},
-    {"header-bytes", required_argument, NULL, OPT_HEADER_BYTES},
-    {"footer-bytes", required_argument, NULL, OPT_FOOTER_BYTES},
-    {"hop-bytes", required_argument, NULL, OPT_HOP_BYTES},
-    {"record-defaults", required_argument, NULL, 'd'},
-    {"field-delim", required_argument, NULL, OPT_FIELD_DELIM},
-    {"no-quote-delim", no_argument, NULL, OPT_NO_QUOTE},
-    {"na-value", required_argument, NULL, OPT_NA},
-    {"select-cols", required_argument, NULL, OPT_SELECT},
-    {"batch-size", required_argument, NULL, 'b'},
-    {"batches", required_argument, NULL, 'n'},
-    {"shuffle", no_argument, NULL, OPT_SHUFFLE},
-    {"no-shuffle", no_argument, NULL, OPT_NO_SHUFFLE},
-    {"capacity", required_argument, NULL, OPT_CAPACITY},
-    {"min-after-dequeue", required_argument, NULL, OPT_MAD},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"num-epochs", required_argument, NULL, OPT_EPOCHS},
-    {"threads", required_argument, NULL, 'j'},
-    {"drop-remainder", no_argument, NULL, OPT_DROP},
-    {"output", required_argument, NULL, 'o'},
-    {"keys", no_argument, NULL, OPT_KEYS},
-    {"stats", no_argument, NULL, OPT_STATS},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0}};
-
-static void parse_select_cols(options *o, const char *s) {
-  size_t cap = 8;
-  o->select_cols = xcalloc(cap, sizeof *o->select_cols);
-  o->nselect = 0;
-  const char *p = s;
-  for (;;) {
-    char *end;
-    errno = 0;
-    long long v = strtoll(p, &end, 10);
-    if (errno || end == p || (*end && *end != ','))
-      usage_error("invalid --select-cols '%s' (expected 0-based column numbers I,J,...)", s);
-    if (v < 0) usage_error("--select-cols: select_cols contains negative values.");
-    if (o->nselect && v <= o->select_cols[o->nselect - 1])
-      usage_error("--select-cols: select_cols is not strictly increasing.");
-    if (o->nselect == cap) {
-      cap *= 2;
-      o->select_cols = xrealloc(o->select_cols, cap * sizeof *o->select_cols);
-    }
-    o->select_cols[o->nselect++] = v;
-    if (!*end) break;
-    p = end + 1;
-  }
-}
-
-static char parse_delim(const char *s) {
-  if (strcmp(s, "\\t") == 0 || strcmp(s, "tab") == 0) return '\t';
-  if (strlen(s) != 1)
-    usage_error("invalid --field-delim '%s': field_delim should be only 1 char", s);
-  return s[0];
-}
-
-static void parse_options(int argc, char **argv, options *o) {
-  memset(o, 0, sizeof *o);
-  o->format = FMT_AUTO;
-  o->compression = COMP_AUTO;
-  o->field_delim = ',';
-  o->batch_size = 8;
-  o->batches = 5;
-  o->shuffle = 1;
-  o->capacity = -1;
-  o->min_after_dequeue = -1;
-  o->num_epochs = 1;
-  o->threads = 2;
-  o->output = OUT_TABLE;
-  int c;
-  opterr = 0; /* our own messages, without argv[0] */
-  while ((c = getopt_long(argc, argv, ":f:z:d:b:n:j:o:qhV", long_opts, NULL)) != -1) {
-    switch (c) {
-      case 'f':
-        if (!strcmp(optarg, "csv"))
-          o->format = FMT_CSV;
-        else if (!strcmp(optarg, "text"))
-          o->format = FMT_TEXT;
-        else if (!strcmp(optarg, "tfrecord"))
-          o->format = FMT_TFRECORD;
-        else if (!strcmp(optarg, "fixed"))
-          o->format = FMT_FIXED;
-        else
-          usage_error("invalid --format '%s' (expected csv, text, tfrecord or fixed)", optarg);
-        break;
-      case 'z':
-        if (!strcmp(optarg, "auto"))
-          o->compression = COMP_AUTO;
-        else if (!strcmp(optarg, "none"))
-          o->compression = TFQ_COMPRESSION_NONE;
-        else if (!strcmp(optarg, "gzip"))
-          o->compression = TFQ_COMPRESSION_GZIP;
-        else if (!strcmp(optarg, "zlib"))
-          o->compression = TFQ_COMPRESSION_ZLIB;
-        else
-          usage_error("invalid --compression '%s' (expected auto, none, gzip or zlib)", optarg);
-        break;
-      case OPT_SKIP: o->skip_header_lines = parse_count("--skip-header-lines", optarg, 0); break;
-      case OPT_RECORD_BYTES: o->record_bytes = parse_count("--record-bytes", optarg, 1); break;
-      case OPT_HEADER_BYTES: o->header_bytes = parse_count("--header-bytes", optarg, 0); break;
-      case OPT_FOOTER_BYTES: o->footer_bytes = parse_count("--footer-bytes", optarg, 0); break;
-      case OPT_HOP_BYTES: o->hop_bytes = parse_count("--hop-bytes", optarg, 0); break;
-      case 'd': o->record_defaults = optarg; break;
-      case OPT_FIELD_DELIM:
-        o->field_delim = parse_delim(optarg);
-        o->field_delim_set = 1;
-        break;
-      case OPT_NO_QUOTE: o->no_quote_delim = 1; break;
-      case OPT_NA: o->na_value = optarg; break;
-      case OPT_SELECT: parse_select_cols(o, optarg); break;
-      case 'b': o->batch_size = parse_count("--batch-size", optarg, 1); break;
-      case 'n': o->batches = parse_count("--batches", optarg, 0); break;
-      case OPT_SHUFFLE: o->shuffle = 1; break;
-      case OPT_NO_SHUFFLE: o->shuffle = 0; break;
-      case OPT_CAPACITY: o->capacity = parse_count("--capacity", optarg, 1); break;
-      case OPT_MAD: o->min_after_dequeue = parse_count("--min-after-dequeue", optarg, 0); break;
-      case OPT_SEED: {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(optarg, &end, 10);
-        if (errno || end == optarg || *end || optarg[0] == '-')
-          usage_error("invalid --seed '%s' (expected an integer >= 0)", optarg);
-        o->seed = v;
-        o->seed_set = 1;
-        break;
-      }
-      case OPT_EPOCHS: o->num_epochs = parse_count("--num-epochs", optarg, 1); break;
-      case 'j':
-        o->threads = parse_count("--threads", optarg, 1);
-        if (o->threads > 256) usage_error("--threads: at most 256 reader threads");
-        o->threads_set = 1;
-        break;
-      case OPT_DROP: o->drop_remainder = 1; break;
-      case 'o':
-        if (!strcmp(optarg, "table"))
-          o->output = OUT_TABLE;
-        else if (!strcmp(optarg, "jsonl"))
-          o->output = OUT_JSONL;
-        else if (!strcmp(optarg, "csv"))
-          o->output = OUT_CSV;
-        else if (!strcmp(optarg, "none"))
-          o->output = OUT_NONE;
-        else
-          usage_error("invalid --output '%s' (expected table, jsonl, csv or none)", optarg);
-        break;
-      case OPT_KEYS: o->keys = 1; break;
-      case OPT_STATS: o->stats = 1; break;
-      case 'q': o->quiet = 1; break;
-      case 'h': fputs(usage_text, stdout); exit(fflush(stdout) ? EXIT_DATA : EXIT_OK);
-      case 'V':
-        printf(PROG " (tfq) %s\n", tfq_version_string());
-        exit(fflush(stdout) ? EXIT_DATA : EXIT_OK);
-      case ':':
-        if (strncmp(argv[optind - 1], "--", 2) == 0)
-          usage_error("option '%s' requires an argument", argv[optind - 1]);
-        usage_error("option requires an argument -- '%c'", optopt);
-      default: {
-        const char *arg = argv[optind - 1];
-        if (strncmp(arg, "--", 2) == 0) {
-          size_t len = strcspn(arg + 2, "=");
-          for (const struct option *lo = long_opts; lo->name; lo++)
-            if (strlen(lo->name) == len && strncmp(lo->name, arg + 2, len) == 0)
-              usage_error("option '--%s' doesn't allow an argument", lo->name);
-          usage_error("unrecognized option '%s'", arg);
-        }
-        usage_error("invalid option -- '%c'", optopt);
-      }
-    }
-  }
-  g_quiet = o->quiet;
-}
-
 /* ---- input files ------------------------------------------------------------------------------
  */
 
@@ -773,41 +349,6 @@ typedef struct {
   int sample_truncated;
   int is_pipe; /* read_up_to blocks until it has n records: read a batch at a time */
 } input_file;
-
-static int has_suffix(const char *s, size_t n, const char *suf) {
-  size_t k = strlen(suf);
-  return n >= k && strncmp(s + n - k, suf, k) == 0;
-}
-
-/* Strips a compression extension; returns the compression it names (or -1). */
-static int strip_comp_ext(const char *name, size_t *n) {
-  if (has_suffix(name, *n, ".gz")) {
-    *n -= 3;
-    return TFQ_COMPRESSION_GZIP;
-  }
-  if (has_suffix(name, *n, ".zz")) {
-    *n -= 3;
-    return TFQ_COMPRESSION_ZLIB;
-  }
-  if (has_suffix(name, *n, ".zlib")) {
-    *n -= 5;
-    return TFQ_COMPRESSION_ZLIB;
-  }
-  return -1;
-}
-
-static in_format format_from_name(const char *name, int *tsv) {
-  size_t n = strlen(name);
-  (void)strip_comp_ext(name, &n);
-  *tsv = 0;
-  if (has_suffix(name, n, ".csv")) return FMT_CSV;
-  if (has_suffix(name, n, ".tsv")) {
-    *tsv = 1;
-    return FMT_CSV;
-  }
-  if (has_suffix(name, n, ".tfrecord") || has_suffix(name, n, ".tfrecords")) return FMT_TFRECORD;
-  return FMT_TEXT;
-}
 
 /* Compression from the first bytes of a file, then from its name. */
 static tfq_compression detect_compression(const unsigned char *m, size_t n, const char *name,
@@ -1796,12 +1337,30 @@ static void check_files(app *a, int argc, char **argv) {
   if (bad) exit(EXIT_DATA);
 }
 
+/* Reports a failed cat_parse_options / cat_resolve as tfq-cat always has, and exits. */
+static _Noreturn void args_failed(cat_args_status as, char *msg) {
+  switch (as) {
+    case CAT_ARGS_HELP: fputs(cat_usage_text, stdout); exit(fflush(stdout) ? EXIT_DATA : EXIT_OK);
+    case CAT_ARGS_VERSION:
+      printf(PROG " (tfq) %s\n", tfq_version_string());
+      exit(fflush(stdout) ? EXIT_DATA : EXIT_OK);
+    case CAT_ARGS_USAGE: usage_error("%s", msg);
+    default: die_oom();
+  }
+}
+
 int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   static app A;
   app *a = &A;
-  parse_options(argc, argv, &a->o);
+  {
+    char *msg;
+    int first_operand;
+    cat_args_status as = cat_parse_options(argc, argv, &a->o, &first_operand, &msg);
+    if (as != CAT_ARGS_OK) args_failed(as, msg);
+  }
   options *o = &a->o;
+  g_quiet = o->quiet;
   if (optind >= argc && isatty(STDIN_FILENO))
     usage_error("no input: name a FILE, or pipe data into standard input");
 
@@ -1817,41 +1376,15 @@ int main(int argc, char **argv) {
 
   /* The format: -f, else the first named file's extension; -d implies csv. */
   const char *first = optind < argc ? argv[optind] : "-";
-  int tsv = 0;
-  a->fmt = o->format;
-  if (a->fmt == FMT_AUTO) {
-    a->fmt = strcmp(first, "-") ? format_from_name(first, &tsv) : FMT_TEXT;
-    if (a->fmt != FMT_CSV && (o->record_defaults || o->nselect || o->field_delim_set))
-      a->fmt = FMT_CSV;
-  } else if (a->fmt == FMT_CSV && strcmp(first, "-")) {
-    (void)format_from_name(first, &tsv);
-  }
-  if (tsv && !o->field_delim_set) o->field_delim = '\t';
-  if (a->fmt != FMT_CSV &&
-      (o->record_defaults || o->nselect || o->na_value || o->field_delim_set || o->no_quote_delim))
-    usage_error(
-        "-d, --field-delim, --no-quote-delim, --na-value and --select-cols apply to "
-        "--format=csv");
-  if (a->fmt == FMT_FIXED && o->record_bytes <= 0)
-    usage_error("--format=fixed needs --record-bytes=N");
-  if (a->fmt != FMT_FIXED &&
-      (o->record_bytes || o->header_bytes || o->footer_bytes || o->hop_bytes))
-    usage_error(
-        "--record-bytes, --header-bytes, --footer-bytes and --hop-bytes apply to "
-        "--format=fixed");
-  if (o->record_defaults) a->nfields = parse_spec(o->record_defaults, &a->fields);
-  if (o->record_defaults && o->nselect && a->nfields != o->nselect)
-    usage_error(
-        "--select-cols names %zu columns but -d lists %zu fields: Length of select_cols "
-        "and record_defaults do not match.",
-        o->nselect, a->nfields);
-  if (!o->shuffle || (o->seed_set && !o->threads_set)) o->threads = 1;
-  a->mad = o->min_after_dequeue >= 0 ? o->min_after_dequeue : 1000;
-  a->capacity = o->capacity >= 0 ? o->capacity
-                                 : (o->shuffle ? a->mad + 3 * o->batch_size : 3 * o->batch_size);
-  if (o->shuffle && a->capacity <= a->mad)
-    usage_error("--capacity=%" PRId64 " must be bigger than --min-after-dequeue=%" PRId64,
-                a->capacity, a->mad);
+  cat_plan plan;
+  char *msg;
+  cat_args_status as = cat_resolve(o, first, &plan, &msg);
+  if (as != CAT_ARGS_OK) args_failed(as, msg);
+  a->fmt = plan.fmt;
+  a->fields = plan.fields;
+  a->nfields = plan.nfields;
+  a->mad = plan.mad;
+  a->capacity = plan.capacity;
 
   tfq_status *st = tfq_status_new();
   if (!st) die_oom();

@@ -1,0 +1,111 @@
+/* tfq-cat's command line: option parsing and the checks that need no input file, separated from
+ * the job so that they can be called (and fuzzed: tests/fuzz/fuzz_cli_args.c) without running
+ * anything.  Private to tools/ (static-linked into tfq-cat and the fuzz target), not part of
+ * libtfq.
+ *
+ * Errors are returned, never exited on: a usage error gives CAT_ARGS_USAGE and a malloc'ed
+ * message without the "tfq-cat: " prefix (the caller prints it, then the --help hint).
+ * Thread-safety: none (getopt_long's globals); call from one thread at a time. */
+#ifndef TFQ_CAT_ARGS_H
+#define TFQ_CAT_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <tfq/tfq.h>
+
+#define PROG "tfq-cat"
+
+typedef enum { FMT_AUTO = -1, FMT_CSV = 0, FMT_TEXT, FMT_TFRECORD, FMT_FIXED } in_format;
+typedef enum { OUT_TABLE = 0, OUT_JSONL, OUT_CSV, OUT_NONE } out_format;
+typedef enum { COMP_AUTO = -1 } comp_auto;
+
+/* One -d entry. */
+typedef struct {
+  tfq_dtype dtype;
+  int required;
+  char *def; /* default text (strings: unquoted bytes) */
+  size_t deflen;
+  union {
+    float f;
+    double d;
+    int32_t i32;
+    int64_t i64;
+  } v;
+} field_spec;
+
+/* The options as given (strings borrowed from argv; select_cols owned, see cat_options_free). */
+typedef struct {
+  in_format format;
+  int compression; /* COMP_AUTO or tfq_compression */
+  int64_t skip_header_lines;
+  int64_t record_bytes, header_bytes, footer_bytes, hop_bytes;
+  const char *record_defaults;
+  char field_delim;
+  int field_delim_set;
+  int no_quote_delim;
+  const char *na_value;
+  int64_t *select_cols;
+  size_t nselect;
+  int64_t batch_size, batches;
+  int shuffle;
+  int64_t capacity, min_after_dequeue; /* -1: default */
+  int seed_set;
+  uint64_t seed;
+  int64_t num_epochs;
+  int64_t threads;
+  int threads_set;
+  int drop_remainder;
+  out_format output;
+  int keys;
+  int stats;
+  int quiet;
+} options;
+
+typedef enum {
+  CAT_ARGS_OK = 0,
+  CAT_ARGS_USAGE,   /* *msg: the usage error (exit status 2) */
+  CAT_ARGS_HELP,    /* --help seen: print cat_usage_text and exit 0 */
+  CAT_ARGS_VERSION, /* --version seen: print the version and exit 0 */
+  CAT_ARGS_NOMEM    /* out of memory */
+} cat_args_status;
+
+/* What cat_resolve() derives from the options and the first operand. */
+typedef struct {
+  in_format fmt;      /* never FMT_AUTO */
+  field_spec *fields; /* from -d (owned; free with cat_fields_free), or NULL */
+  size_t nfields;
+  int64_t mad, capacity; /* min_after_dequeue and capacity of the record queue */
+} cat_plan;
+
+/* The --help text. */
+extern const char cat_usage_text[];
+
+/* Parses argv[1..argc) with getopt_long into *o (defaults first).  On CAT_ARGS_OK *first_operand
+ * is the index of the first operand (argv is permuted, operands last).  On CAT_ARGS_USAGE *msg
+ * is a malloc'ed message (free it); on any status other than OK, *o holds nothing to free. */
+cat_args_status cat_parse_options(int argc, char **argv, options *o, int *first_operand,
+                                  char **msg);
+
+/* The checks and defaults that follow parsing: the format (-f, else from `first`, the first
+ * operand or "-"; -d implies csv; .tsv sets a tab delimiter), options that do not apply to it,
+ * -d's SPEC, --select-cols against -d, the thread count, capacity and min_after_dequeue.
+ * Updates o->field_delim and o->threads.  On CAT_ARGS_OK p->fields is owned by the caller. */
+cat_args_status cat_resolve(options *o, const char *first, cat_plan *p, char **msg);
+
+/* Frees what cat_parse_options allocated in *o (select_cols).  Idempotent. */
+void cat_options_free(options *o);
+/* Frees n field specs and the array. */
+void cat_fields_free(field_spec *fs, size_t n);
+
+/* Parses f->def as f->dtype into f->v; returns 0 when it is not a whole valid number of that
+ * type (strings: 1). */
+int parse_default_number(field_spec *f);
+/* "float32", "float64", "int32", "int64" or "string". */
+const char *spec_type_name(tfq_dtype t);
+/* Strips a compression extension (.gz, .zz, .zlib) off name[0..*n); returns the compression
+ * it names, or -1. */
+int strip_comp_ext(const char *name, size_t *n);
+/* The format a file name implies (after a compression extension); *tsv set for .tsv. */
+in_format format_from_name(const char *name, int *tsv);
+
+#endif
