@@ -24,17 +24,59 @@ static void z_free(voidpf opaque, voidpf p) {
   tfq_free(p);
 }
 
+/* TF's ErrnoToCode (tensorflow/core/platform/error.cc), with one deliberate difference: EFBIG is
+ * RESOURCE_EXHAUSTED, not OUT_OF_RANGE, which a QueueRunner would take for a clean end of input. */
+static tfq_code errno_code(int err) {
+  switch (err) {
+    case EINVAL:
+    case ENAMETOOLONG:
+    case E2BIG:
+    case EFAULT:
+    case EILSEQ:
+    case ENOTTY:
+    case ESPIPE: return TFQ_INVALID_ARGUMENT;
+    case ETIMEDOUT:
+    case ETIME: return TFQ_DEADLINE_EXCEEDED;
+    case ENODEV:
+    case ENOENT:
+    case ENXIO:
+    case ESRCH: return TFQ_NOT_FOUND;
+    case EEXIST: return TFQ_ALREADY_EXISTS;
+    case EPERM:
+    case EACCES:
+    case EROFS: return TFQ_PERMISSION_DENIED;
+    case ENOTEMPTY:
+    case EISDIR:
+    case ENOTDIR:
+    case EBADF:
+    case EBUSY:
+    case ETXTBSY:
+    case EPIPE: return TFQ_FAILED_PRECONDITION;
+    case ENOSPC:
+    case EDQUOT:
+    case EMFILE:
+    case EMLINK:
+    case ENFILE:
+    case ENOBUFS:
+    case ENOMEM:
+    case EFBIG: return TFQ_RESOURCE_EXHAUSTED;
+    case EOVERFLOW:
+    case ERANGE: return TFQ_OUT_OF_RANGE;
+    case ENOSYS:
+    case ENOTSUP:
+    case EXDEV: return TFQ_UNIMPLEMENTED;
+    case EAGAIN:
+    case EINTR:
+    case ENOLCK: return TFQ_UNAVAILABLE;
+    case EDEADLK:
+    case ESTALE: return TFQ_ABORTED;
+    case ECANCELED: return TFQ_CANCELLED;
+    default: return TFQ_UNKNOWN; /* EIO, ELOOP, ... as in TF */
+  }
+}
+
 static tfq_code errno_status(const char *path, int err, tfq_status *st) {
-  tfq_code c = TFQ_UNKNOWN;
-  if (err == ENOENT || err == ENOTDIR)
-    c = TFQ_NOT_FOUND;
-  else if (err == EACCES || err == EPERM)
-    c = TFQ_PERMISSION_DENIED;
-  else if (err == ENOMEM || err == ENOSPC || err == EDQUOT || err == EFBIG)
-    c = TFQ_RESOURCE_EXHAUSTED; /* TF maps EFBIG to OUT_OF_RANGE, which a runner takes for EOF */
-  else if (err == EISDIR)
-    c = TFQ_FAILED_PRECONDITION;
-  return tfq_status_set(st, c, "%s; %s", path, strerror(err));
+  return tfq_status_set(st, errno_code(err), "%s; %s", path, strerror(err));
 }
 
 static const char *comp_name(tfq_compression c) {
