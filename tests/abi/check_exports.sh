@@ -4,6 +4,11 @@
 set -eu
 lib=$1
 syms=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVWi]$/ {print $3}')
+# A -Db_coverage=true build links libgcov into the library, which exports its own __gcov_*
+# symbols and mangle_path; those (and only in such a build) are not ours.
+if printf '%s\n' "$syms" | grep -qx '__gcov_master'; then
+  syms=$(printf '%s\n' "$syms" | grep -v '^__gcov_' | grep -vx 'mangle_path')
+fi
 count=$(printf '%s\n' "$syms" | grep -c . || true)
 bad=$(printf '%s\n' "$syms" | grep -v '^tfq_' | grep -v '^_init$' | grep -v '^_fini$' | grep . || true)
 echo "1..2"

@@ -1,0 +1,704 @@
+/* Edge cases of src/coord (issue #10, coverage): argument checks of the ready-made ops and the
+ * batchers, the queue → queue transfer op, read → decode op errors, runner start with a wait,
+ * extra queue-closed codes, the LooperThread's back-to-back mode and errors, and the
+ * Coordinator's handling of late stops and never-joined threads.  Public headers only. */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "readers_util.h"
+
+static int has(const char *hay, const char *needle) { return strstr(hay, needle) != NULL; }
+
+static tfq_queue *float_queue(int64_t cap) {
+  tfq_spec *s = spec1(TFQ_FLOAT, 0, NULL);
+  tfq_queue *q = fifo(s, cap);
+  tfq_spec_free(s);
+  return q;
+}
+
+/* ---- queue → queue transfer op ---- */
+
+Test(coord_edges, transfer_op_rejects_a_batch_below_one) {
+  tfq_queue *a = float_queue(10), *b = float_queue(10);
+  tfq_status *st = tfq_status_new();
+  tfq_transfer_op *op = (tfq_transfer_op *)1;
+  cr_assert_eq(tfq_transfer_op_new(a, b, 0, &op, st), TFQ_INVALID_ARGUMENT);
+  cr_assert_null(op);
+  cr_assert_str_eq(tfq_status_message(st), "batch must be >= 1, got 0");
+  tfq_transfer_op_free(NULL); /* no-op */
+  tfq_status_free(st);
+  tfq_queue_free(a);
+  tfq_queue_free(b);
+}
+
+static void transfer_case(int64_t batch) {
+  tfq_queue *from = float_queue(10), *to = float_queue(10);
+  const float v[5] = {1, 2, 3, 4, 5};
+  OK(enq_many_f(from, 5, v, NULL));
+  OK(tfq_queue_close(from, 0, NULL, NOTIMEOUT, NULL));
+  tfq_transfer_op *op;
+  OK(tfq_transfer_op_new(from, to, batch, &op, NULL));
+  tfq_runner *r;
+  OK(tfq_runner_new(to, &r, NULL));
+  OK(tfq_runner_add_op(r, tfq_transfer_step, op, "transfer", NULL));
+  tfq_status *st = tfq_status_new();
+  OK(tfq_runner_start(r, NULL, 0, st));
+  cr_assert_eq(tfq_runner_join(r, st), TFQ_OK, "%s", tfq_status_message(st));
+  /* the source's OUT_OF_RANGE made the runner close the target behind the moved elements */
+  cr_assert(tfq_queue_is_closed(to));
+  cr_assert_eq(tfq_queue_size(to), 5);
+  for (int i = 0; i < 5; i++) cr_assert_eq(deq_f(to), v[i]);
+  tfq_tuple *t = NULL;
+  cr_assert_eq(tfq_queue_dequeue(to, &t, NULL, NOTIMEOUT, st), TFQ_OUT_OF_RANGE);
+  cr_assert_eq(tfq_runner_num_errors(r), 0);
+  tfq_runner_free(r);
+  tfq_transfer_op_free(op);
+  tfq_status_free(st);
+  tfq_queue_free(from);
+  tfq_queue_free(to);
+}
+
+Test(coord_edges, transfer_op_moves_every_element_one_at_a_time_in_order) { transfer_case(1); }
+Test(coord_edges, transfer_op_moves_every_element_in_batches_in_order) { transfer_case(2); }
+
+/* ---- read → decode_csv → enqueue_many op ---- */
+
+typedef struct rd_fixture {
+  tfq_reader *reader;
+  tfq_queue *work, *target;
+  tfq_csv_options *csv;
+  tfq_read_decode_op *op;
+} rd_fixture;
+
+/* A TextLineReader over one file of `text`, decoded as (float, float, int32) into `target`. */
+static void rd_setup(rd_fixture *f, const char *text, tfq_queue *target, int with_string) {
+  const char *p = write_file("in.csv", text, strlen(text));
+  f->work = work_of(&p, 1);
+  f->reader = new_reader(TFQ_READER_TEXT_LINE, NULL);
+  OK(tfq_csv_options_new(&f->csv, NULL));
+  OK(tfq_csv_options_add_default_float(f->csv, -1.f, NULL));
+  OK(tfq_csv_options_add_default_float(f->csv, -1.f, NULL));
+  if (with_string)
+    OK(tfq_csv_options_add_default_string(f->csv, "", 0, NULL));
+  else
+    OK(tfq_csv_options_add_default_int32(f->csv, -1, NULL));
+  f->target = target;
+  OK(tfq_read_decode_op_new(f->reader, f->work, f->csv, 8, target, &f->op, NULL));
+}
+
+static void rd_teardown(rd_fixture *f) {
+  tfq_read_decode_op_free(f->op);
+  tfq_csv_options_free(f->csv);
+  tfq_reader_free(f->reader);
+  tfq_queue_free(f->work);
+  tfq_queue_free(f->target);
+}
+
+TestSuite(coord_rd, .init = tmp_setup, .fini = tmp_teardown);
+
+Test(coord_rd, read_decode_op_rejects_a_batch_below_one) {
+  tfq_queue *w = string_queue(4), *t = float_queue(4);
+  tfq_read_decode_op *op = (tfq_read_decode_op *)1;
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_read_decode_op_new(NULL, w, NULL, 0, t, &op, st), TFQ_INVALID_ARGUMENT);
+  cr_assert_null(op);
+  cr_assert_str_eq(tfq_status_message(st), "batch must be >= 1, got 0");
+  tfq_read_decode_op_free(NULL);
+  tfq_status_free(st);
+  tfq_queue_free(w);
+  tfq_queue_free(t);
+}
+
+Test(coord_rd, read_decode_component_needs_a_column_and_several_only_when_stacked) {
+  rd_fixture f;
+  rd_setup(&f, "1,2,3\n", float_queue(4), 0);
+  tfq_status *st = tfq_status_new();
+  size_t cols[2] = {0, 1};
+  cr_assert_eq(tfq_read_decode_op_add_component(f.op, cols, 0, 0, st), TFQ_INVALID_ARGUMENT);
+  cr_assert_str_eq(tfq_status_message(st), "a component needs a column");
+  cr_assert_eq(tfq_read_decode_op_add_component(f.op, cols, 2, 0, st), TFQ_INVALID_ARGUMENT);
+  cr_assert(has(tfq_status_message(st), "only when stacked"), "%s", tfq_status_message(st));
+  tfq_status_free(st);
+  rd_teardown(&f);
+}
+
+Test(coord_rd, read_decode_step_rejects_stacking_columns_of_different_dtypes) {
+  int64_t two = 2;
+  tfq_spec *s = spec1(TFQ_FLOAT, 1, &two);
+  rd_fixture f;
+  rd_setup(&f, "1,2,3\n", fifo(s, 4), 0);
+  tfq_spec_free(s);
+  size_t cols[2] = {0, 2}; /* float and int32 */
+  OK(tfq_read_decode_op_add_component(f.op, cols, 2, 1, NULL));
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_read_decode_step(f.op, NULL, st), TFQ_INVALID_ARGUMENT);
+  cr_assert_str_eq(tfq_status_message(st), "cannot stack columns of dtypes float and int32");
+  cr_assert_eq(tfq_queue_size(f.target), 0);
+  tfq_status_free(st);
+  rd_teardown(&f);
+}
+
+Test(coord_rd, read_decode_step_rejects_a_column_that_is_not_decoded) {
+  rd_fixture f;
+  rd_setup(&f, "1,2,3\n", float_queue(4), 0);
+  size_t col = 5;
+  OK(tfq_read_decode_op_add_component(f.op, &col, 1, 0, NULL));
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_read_decode_step(f.op, NULL, st), TFQ_INVALID_ARGUMENT);
+  cr_assert_str_eq(tfq_status_message(st), "column 5 is not decoded (3 columns)");
+  tfq_status_free(st);
+  rd_teardown(&f);
+}
+
+Test(coord_rd, read_decode_step_stacks_string_columns_row_by_row) {
+  int64_t two = 2;
+  tfq_spec *s = spec1(TFQ_STRING, 1, &two);
+  rd_fixture f;
+  rd_setup(&f, "1,2,ab\n3,4,cd\n", fifo(s, 4), 1);
+  tfq_spec_free(s);
+  size_t cols[2] = {2, 2}; /* the string column twice: [B, 2] */
+  OK(tfq_read_decode_op_add_component(f.op, cols, 2, 1, NULL));
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_read_decode_step(f.op, NULL, st), TFQ_OK, "%s", tfq_status_message(st));
+  tfq_tuple *t;
+  OK(tfq_queue_dequeue_many(f.target, 2, &t, NULL, NOTIMEOUT, NULL));
+  const tfq_tensor *x = tfq_tuple_get(t, 0);
+  cr_assert_eq(tfq_tensor_rank(x), 2);
+  cr_assert_eq(tfq_tensor_dim(x, 1), 2);
+  const char *want[4] = {"ab", "ab", "cd", "cd"};
+  for (int i = 0; i < 4; i++) {
+    size_t n;
+    const char *p = tfq_tensor_string(x, i, &n);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(memcmp(p, want[i], 2), 0, "element %d", i);
+  }
+  tfq_tuple_free(t);
+  tfq_status_free(st);
+  rd_teardown(&f);
+}
+
+Test(coord_rd, read_decode_step_prefixes_a_decode_error_with_the_failing_records_key) {
+  rd_fixture f;
+  /* skip_header_lines = 1, as the seed program: the bad line is line 2 of the file */
+  const char *text = "x1,x2,y\n4,abc,6\n";
+  const char *p = write_file("in.csv", text, strlen(text));
+  f.work = work_of(&p, 1);
+  tfq_reader_options *o = opts();
+  tfq_reader_options_set_skip_header_lines(o, 1);
+  f.reader = new_reader(TFQ_READER_TEXT_LINE, o);
+  tfq_reader_options_free(o);
+  OK(tfq_csv_options_new(&f.csv, NULL));
+  OK(tfq_csv_options_add_default_float(f.csv, -1.f, NULL));
+  OK(tfq_csv_options_add_default_float(f.csv, -1.f, NULL));
+  OK(tfq_csv_options_add_default_int32(f.csv, -1, NULL));
+  f.target = float_queue(4);
+  OK(tfq_read_decode_op_new(f.reader, f.work, f.csv, 8, f.target, &f.op, NULL));
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_read_decode_step(f.op, NULL, st), TFQ_INVALID_ARGUMENT);
+  /* TextLineReader keys are "<file>:<line>" counting the skipped header */
+  char want[600];
+  snprintf(want, sizeof want, "%s:2: Field 1 in record 0 is not a valid float: abc",
+           path_of("in.csv"));
+  cr_assert_str_eq(tfq_status_message(st), want);
+  cr_assert_eq(tfq_queue_size(f.target), 0);
+  tfq_status_free(st);
+  rd_teardown(&f);
+}
+
+/* ---- QueueRunner ---- */
+
+static tfq_code fail_with_precondition(void *ctx, tfq_cancel *cancel, tfq_status *st) {
+  atomic_fetch_add((atomic_int *)ctx, 1);
+  return tfq_status_set(st, TFQ_FAILED_PRECONDITION, "input exhausted");
+}
+
+Test(coord_edges, runner_treats_an_added_queue_closed_code_as_the_end_of_input) {
+  tfq_queue *q = float_queue(4);
+  tfq_runner *r;
+  OK(tfq_runner_new(q, &r, NULL));
+  tfq_runner_add_closed_code(r, TFQ_FAILED_PRECONDITION);
+  tfq_runner_add_closed_code(r, TFQ_FAILED_PRECONDITION); /* a second add changes nothing */
+  atomic_int runs = 0;
+  OK(tfq_runner_add_op(r, fail_with_precondition, &runs, NULL, NULL));
+  OK(tfq_runner_add_op(r, fail_with_precondition, &runs, NULL, NULL));
+  tfq_status *st = tfq_status_new();
+  OK(tfq_runner_start(r, NULL, 0, st));
+  cr_assert_eq(tfq_runner_join(r, st), TFQ_OK, "%s", tfq_status_message(st));
+  cr_assert_eq(tfq_runner_num_errors(r), 0);
+  cr_assert_eq(atomic_load(&runs), 2);
+  cr_assert(tfq_queue_is_closed(q), "the last op out closes the queue");
+  tfq_runner_free(r);
+  tfq_status_free(st);
+  tfq_queue_free(q);
+}
+
+Test(coord_edges, runner_without_the_added_code_reports_it_as_an_error) {
+  tfq_queue *q = float_queue(4);
+  tfq_runner *r;
+  OK(tfq_runner_new(q, &r, NULL));
+  atomic_int runs = 0;
+  OK(tfq_runner_add_op(r, fail_with_precondition, &runs, NULL, NULL));
+  tfq_status *st = tfq_status_new();
+  /* wait_us > 0: start reports the first run's error */
+  cr_assert_eq(tfq_runner_start(r, NULL, 5 * 1000 * 1000, st), TFQ_FAILED_PRECONDITION);
+  cr_assert_str_eq(tfq_status_message(st), "input exhausted");
+  cr_assert_eq(tfq_runner_join(r, st), TFQ_FAILED_PRECONDITION);
+  cr_assert_eq(tfq_runner_num_errors(r), 1);
+  cr_assert_not(tfq_queue_is_closed(q), "an error is not the end of input");
+  tfq_runner_free(r);
+  tfq_status_free(st);
+  tfq_queue_free(q);
+}
+
+typedef struct slow_op {
+  atomic_int go;
+  atomic_int runs;
+} slow_op;
+
+static tfq_code slow_then_end(void *ctx, tfq_cancel *cancel, tfq_status *st) {
+  slow_op *s = ctx;
+  atomic_fetch_add(&s->runs, 1);
+  while (!atomic_load(&s->go)) sleep_ms(1);
+  return tfq_status_set(st, TFQ_OUT_OF_RANGE, "done");
+}
+
+Test(coord_edges, runner_start_with_a_wait_times_out_when_the_first_run_does_not_finish) {
+  tfq_queue *q = float_queue(4);
+  tfq_runner *r;
+  OK(tfq_runner_new(q, &r, NULL));
+  slow_op s = {0, 0};
+  OK(tfq_runner_add_op(r, slow_then_end, &s, "slow", NULL));
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_runner_start(r, NULL, 20 * 1000, st), TFQ_DEADLINE_EXCEEDED);
+  cr_assert_str_eq(tfq_status_message(st), "Queues not fed before the timeout");
+  atomic_store(&s.go, 1);
+  cr_assert_eq(tfq_runner_join(r, st), TFQ_OK, "%s", tfq_status_message(st));
+  cr_assert(tfq_queue_is_closed(q));
+  tfq_runner_free(r);
+  tfq_status_free(st);
+  tfq_queue_free(q);
+}
+
+Test(coord_edges, runner_start_with_a_wait_returns_ok_once_every_first_run_ended_cleanly) {
+  tfq_queue *q = float_queue(4);
+  tfq_runner *r;
+  OK(tfq_runner_new(q, &r, NULL));
+  slow_op s = {1, 0};
+  OK(tfq_runner_add_op(r, slow_then_end, &s, "quick", NULL));
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_runner_start(r, NULL, 5 * 1000 * 1000, st), TFQ_OK, "%s",
+               tfq_status_message(st));
+  cr_assert_eq(atomic_load(&s.runs), 1);
+  cr_assert_eq(tfq_runner_join(r, st), TFQ_OK);
+  tfq_runner_free(r);
+  tfq_status_free(st);
+  tfq_queue_free(q);
+}
+
+/* ---- Coordinator and LooperThread ---- */
+
+Test(coord_edges, request_stop_after_join_returns_the_error_and_records_nothing) {
+  tfq_coord *c;
+  OK(tfq_coord_new(&c, NULL));
+  OK(tfq_coord_request_stop(c, TFQ_OK, NULL));
+  tfq_status *st = tfq_status_new();
+  OK(tfq_coord_join(c, 0, 0, st));
+  cr_assert(tfq_coord_joined(c));
+  /* TF: after join, request_stop(ex) re-raises ex instead of recording it */
+  cr_assert_eq(tfq_coord_request_stop(c, TFQ_ABORTED, "late"), TFQ_ABORTED);
+  cr_assert_eq(tfq_coord_error(c, st), TFQ_OK);
+  /* a clean code is not an error, even after join */
+  cr_assert_eq(tfq_coord_request_stop(c, TFQ_OUT_OF_RANGE, "end"), TFQ_OK);
+  tfq_status_free(st);
+  tfq_coord_free(c);
+}
+
+Test(coord_edges, request_stop_without_a_message_uses_the_codes_name) {
+  tfq_coord *c;
+  OK(tfq_coord_new(&c, NULL));
+  OK(tfq_coord_request_stop(c, TFQ_ABORTED, NULL));
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_coord_error(c, st), TFQ_ABORTED);
+  cr_assert_str_eq(tfq_status_message(st), tfq_strerror(TFQ_ABORTED));
+  tfq_status_free(st);
+  tfq_coord_free(c);
+}
+
+Test(coord_edges, add_clean_code_twice_keeps_it_clean) {
+  tfq_coord *c;
+  OK(tfq_coord_new(&c, NULL));
+  tfq_coord_add_clean_code(c, TFQ_CANCELLED);
+  tfq_coord_add_clean_code(c, TFQ_CANCELLED);
+  tfq_coord_add_clean_code(c, TFQ_OUT_OF_RANGE); /* already clean by default */
+  OK(tfq_coord_request_stop(c, TFQ_CANCELLED, "x"));
+  cr_assert(tfq_coord_should_stop(c));
+  cr_assert_eq(tfq_coord_error(c, NULL), TFQ_OK);
+  tfq_coord_free(c);
+}
+
+static void *short_thread(void *arg) {
+  (void)arg;
+  return NULL;
+}
+
+Test(coord_edges, freeing_a_coordinator_with_unjoined_registered_threads_detaches_them) {
+  tfq_coord *c;
+  OK(tfq_coord_new(&c, NULL));
+  pthread_t th;
+  cr_assert_eq(pthread_create(&th, NULL, short_thread, NULL), 0);
+  OK(tfq_coord_register_thread(c, th, NULL, NULL));
+  OK(tfq_coord_start_thread(c, "second", short_thread, NULL, NULL));
+  /* never joined: free detaches both (ASan/LSan and valgrind see no leak) */
+  tfq_coord_free(c);
+  tfq_coord_free(NULL);
+}
+
+static void *wait_stop_main(void *arg) {
+  tfq_coord_wait_for_stop(arg, -1);
+  sleep_ms(200); /* outlives a zero grace period */
+  return NULL;
+}
+
+Test(coord_edges, join_names_an_unnamed_straggler_thread_n) {
+  tfq_coord *c;
+  OK(tfq_coord_new(&c, NULL));
+  pthread_t th;
+  cr_assert_eq(pthread_create(&th, NULL, wait_stop_main, c), 0);
+  OK(tfq_coord_register_thread(c, th, NULL, NULL));
+  OK(tfq_coord_request_stop(c, TFQ_OK, NULL));
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_coord_join(c, 0, 0, st), TFQ_DEADLINE_EXCEEDED);
+  cr_assert(has(tfq_status_message(st), "Coordinator stopped with threads still running: Thread-"),
+            "%s", tfq_status_message(st));
+  sleep_ms(300); /* the detached straggler ends before the process does */
+  tfq_status_free(st);
+  tfq_coord_free(c);
+}
+
+typedef struct loop_ctx {
+  atomic_int calls;
+  int fail_at;
+} loop_ctx;
+
+static tfq_code loop_fn(void *ctx, tfq_cancel *cancel, tfq_status *st) {
+  loop_ctx *l = ctx;
+  int n = atomic_fetch_add(&l->calls, 1) + 1;
+  if (l->fail_at && n >= l->fail_at) return tfq_status_set(st, TFQ_DATA_LOSS, "looper failed");
+  sleep_ms(1);
+  return TFQ_OK;
+}
+
+Test(coord_edges, looper_with_a_negative_interval_runs_back_to_back_until_stopped) {
+  tfq_coord *c;
+  OK(tfq_coord_new(&c, NULL));
+  loop_ctx l = {0, 0};
+  OK(tfq_coord_loop(c, -1, loop_fn, &l, "looper", NULL));
+  for (int i = 0; i < 2000 && atomic_load(&l.calls) < 5; i++) sleep_ms(1);
+  cr_assert_geq(atomic_load(&l.calls), 5);
+  OK(tfq_coord_request_stop(c, TFQ_OK, NULL));
+  OK(tfq_coord_join(c, 10 * 1000 * 1000, 0, NULL));
+  int after = atomic_load(&l.calls);
+  sleep_ms(20);
+  cr_assert_eq(atomic_load(&l.calls), after, "the looper stopped");
+  tfq_coord_free(c);
+}
+
+Test(coord_edges, looper_error_requests_a_stop_with_that_error) {
+  tfq_coord *c;
+  OK(tfq_coord_new(&c, NULL));
+  loop_ctx l = {0, 3};
+  OK(tfq_coord_loop(c, -1, loop_fn, &l, "looper", NULL));
+  cr_assert(tfq_coord_wait_for_stop(c, 10 * 1000 * 1000));
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_coord_join(c, 10 * 1000 * 1000, 0, st), TFQ_DATA_LOSS);
+  cr_assert_str_eq(tfq_status_message(st), "looper failed");
+  cr_assert_eq(atomic_load(&l.calls), 3);
+  tfq_status_free(st);
+  tfq_coord_free(c);
+}
+
+/* ---- batchers ---- */
+
+static tfq_code end_source(void *ctx, tfq_tuple **out, tfq_cancel *cancel, tfq_status *st) {
+  return tfq_status_set(st, TFQ_OUT_OF_RANGE, "end");
+}
+
+Test(coord_edges, batcher_rejects_bad_arguments_with_messages) {
+  tfq_coord *c;
+  OK(tfq_coord_new(&c, NULL));
+  tfq_spec *s = spec1(TFQ_FLOAT, 0, NULL);
+  tfq_source_fn src[2] = {end_source, end_source};
+  tfq_batcher *b = (tfq_batcher *)1;
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_batcher_new(TFQ_BATCH, s, 2, src, NULL, 1, NULL, NULL, &b, st),
+               TFQ_INVALID_ARGUMENT);
+  cr_assert_null(b);
+  cr_assert_str_eq(tfq_status_message(st), "a batcher needs a coordinator");
+  cr_assert_eq(tfq_batcher_new(TFQ_BATCH, s, 0, src, NULL, 1, NULL, c, &b, st),
+               TFQ_INVALID_ARGUMENT);
+  cr_assert_str_eq(tfq_status_message(st), "batch_size must be >= 1, got 0");
+  cr_assert_eq(tfq_batcher_new(TFQ_BATCH, s, 2, src, NULL, 2, NULL, c, &b, st),
+               TFQ_INVALID_ARGUMENT);
+  cr_assert_str_eq(tfq_status_message(st), "batch takes exactly one source, got 2");
+  cr_assert_eq(tfq_batcher_new(TFQ_BATCH_JOIN, s, 2, src, NULL, 0, NULL, c, &b, st),
+               TFQ_INVALID_ARGUMENT);
+  cr_assert_str_eq(tfq_status_message(st), "a *_join batcher takes at least one source, got 0");
+  tfq_batch_options *o;
+  OK(tfq_batch_options_new(&o, NULL));
+  tfq_batch_options_set_num_threads(o, 0);
+  cr_assert_eq(tfq_batcher_new(TFQ_BATCH, s, 2, src, NULL, 1, o, c, &b, st), TFQ_INVALID_ARGUMENT);
+  cr_assert_str_eq(tfq_status_message(st), "num_threads must be >= 1");
+  tfq_batch_options_free(o);
+  tfq_status_free(st);
+  tfq_spec_free(s);
+  tfq_coord_free(c);
+}
+
+Test(coord_edges, batcher_shared_name_puts_its_queue_in_the_registry) {
+  tfq_coord *c;
+  OK(tfq_coord_new(&c, NULL));
+  tfq_spec *s = spec1(TFQ_FLOAT, 0, NULL);
+  tfq_batch_options *o;
+  OK(tfq_batch_options_new(&o, NULL));
+  OK(tfq_batch_options_set_shared_name(o, "coord_edges_shared_batch", NULL));
+  tfq_source_fn src = end_source;
+  tfq_batcher *b;
+  OK(tfq_batcher_new(TFQ_BATCH, s, 2, &src, NULL, 1, o, c, &b, NULL));
+  /* the same (container, shared_name) with another capacity: TF's mismatch message */
+  tfq_queue_options *qo;
+  OK(tfq_queue_options_new(&qo, NULL));
+  OK(tfq_queue_options_set_shared_name(qo, "coord_edges_shared_batch", NULL));
+  tfq_queue_options_set_capacity(qo, 7);
+  tfq_queue *q = NULL;
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_queue_open(NULL, TFQ_QUEUE_FIFO, s, qo, &q, st), TFQ_INVALID_ARGUMENT);
+  cr_assert_str_eq(tfq_status_message(st),
+                   "Shared queue 'coord_edges_shared_batch' has capacity "
+                   "32 but requested capacity was 7");
+  /* the right capacity opens the batcher's own queue */
+  tfq_queue_options_set_capacity(qo, 32);
+  OK(tfq_queue_open(NULL, TFQ_QUEUE_FIFO, s, qo, &q, NULL));
+  cr_assert_eq(q, tfq_batcher_queue(b));
+  tfq_queue_free(q);
+  OK(tfq_batch_options_set_shared_name(o, NULL, NULL)); /* NULL clears it */
+  OK(tfq_coord_request_stop(c, TFQ_OK, NULL));
+  OK(tfq_coord_join(c, 10 * 1000 * 1000, 0, NULL));
+  tfq_batcher_free(b);
+  tfq_registry_clear(NULL, NULL);
+  tfq_queue_options_free(qo);
+  tfq_batch_options_free(o);
+  tfq_status_free(st);
+  tfq_spec_free(s);
+  tfq_coord_free(c);
+}
+
+/* Yields one [3] string batch "a","bb","ccc" then OUT_OF_RANGE. */
+static tfq_code string_batch_source(void *ctx, tfq_tuple **out, tfq_cancel *cancel,
+                                    tfq_status *st) {
+  if (atomic_fetch_add((atomic_int *)ctx, 1) > 0) return tfq_status_set(st, TFQ_OUT_OF_RANGE, "e");
+  int64_t n = 3;
+  tfq_tensor *t;
+  OK(tfq_tensor_new(TFQ_STRING, &n, 1, &t, NULL));
+  const char *v[3] = {"a", "bb", "ccc"};
+  for (int i = 0; i < 3; i++) OK(tfq_tensor_set_string(t, i, v[i], strlen(v[i]), NULL));
+  *out = tup(1, t, NULL);
+  return TFQ_OK;
+}
+
+static int keep_not_row_1(void *ctx, const tfq_tuple *elem, int64_t row) { return row != 1; }
+
+Test(coord_edges, batcher_keep_filters_string_rows_of_enqueue_many_batches) {
+  tfq_coord *c;
+  OK(tfq_coord_new(&c, NULL));
+  tfq_spec *s = spec1(TFQ_STRING, 0, NULL);
+  tfq_batch_options *o;
+  OK(tfq_batch_options_new(&o, NULL));
+  tfq_batch_options_set_enqueue_many(o, 1);
+  tfq_batch_options_set_allow_smaller_final_batch(o, 1);
+  tfq_batch_options_set_keep(o, keep_not_row_1, NULL);
+  atomic_int calls = 0;
+  void *ctx = &calls;
+  tfq_source_fn src = string_batch_source;
+  tfq_batcher *b;
+  OK(tfq_batcher_new(TFQ_BATCH, s, 4, &src, &ctx, 1, o, c, &b, NULL));
+  tfq_tuple *t;
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_batcher_next(b, &t, st), TFQ_OK, "%s", tfq_status_message(st));
+  const tfq_tensor *x = tfq_tuple_get(t, 0);
+  cr_assert_eq(tfq_tensor_dim(x, 0), 2);
+  size_t n;
+  const char *p = tfq_tensor_string(x, 0, &n);
+  cr_assert(n == 1 && memcmp(p, "a", 1) == 0);
+  p = tfq_tensor_string(x, 1, &n);
+  cr_assert(n == 3 && memcmp(p, "ccc", 3) == 0);
+  tfq_tuple_free(t);
+  cr_assert_eq(tfq_batcher_next(b, &t, st), TFQ_OUT_OF_RANGE);
+  OK(tfq_coord_request_stop(c, TFQ_OK, NULL));
+  OK(tfq_coord_join(c, 10 * 1000 * 1000, 0, NULL));
+  tfq_batcher_free(b);
+  tfq_batch_options_free(o);
+  tfq_status_free(st);
+  tfq_spec_free(s);
+  tfq_coord_free(c);
+}
+
+static tfq_code scalar_source(void *ctx, tfq_tuple **out, tfq_cancel *cancel, tfq_status *st) {
+  *out = tup(1, f32_scalar(1.f), NULL);
+  return TFQ_OK;
+}
+
+static int keep_all(void *ctx, const tfq_tuple *elem, int64_t row) { return 1; }
+
+Test(coord_edges, batcher_keep_with_enqueue_many_needs_a_batch_dimension) {
+  tfq_coord *c;
+  OK(tfq_coord_new(&c, NULL));
+  tfq_spec *s = spec1(TFQ_FLOAT, 0, NULL);
+  tfq_batch_options *o;
+  OK(tfq_batch_options_new(&o, NULL));
+  tfq_batch_options_set_enqueue_many(o, 1);
+  tfq_batch_options_set_keep(o, keep_all, NULL);
+  tfq_source_fn src = scalar_source;
+  tfq_batcher *b;
+  OK(tfq_batcher_new(TFQ_BATCH, s, 2, &src, NULL, 1, o, c, &b, NULL));
+  tfq_status *st = tfq_status_new();
+  cr_assert(tfq_coord_wait_for_stop(c, 10 * 1000 * 1000));
+  cr_assert_eq(tfq_coord_join(c, 10 * 1000 * 1000, 0, st), TFQ_INVALID_ARGUMENT);
+  cr_assert_str_eq(tfq_status_message(st), "enqueue_many needs a batch dimension");
+  tfq_batcher_free(b);
+  tfq_batch_options_free(o);
+  tfq_status_free(st);
+  tfq_spec_free(s);
+  tfq_coord_free(c);
+}
+
+static tfq_code null_source(void *ctx, tfq_tuple **out, tfq_cancel *cancel, tfq_status *st) {
+  return TFQ_OK; /* a broken source: OK without a tuple */
+}
+
+Test(coord_edges, batcher_reports_a_source_that_returns_ok_without_a_tuple) {
+  tfq_coord *c;
+  OK(tfq_coord_new(&c, NULL));
+  tfq_spec *s = spec1(TFQ_FLOAT, 0, NULL);
+  tfq_source_fn src = null_source;
+  tfq_batcher *b;
+  OK(tfq_batcher_new(TFQ_BATCH, s, 2, &src, NULL, 1, NULL, c, &b, NULL));
+  tfq_status *st = tfq_status_new();
+  cr_assert(tfq_coord_wait_for_stop(c, 10 * 1000 * 1000));
+  cr_assert_eq(tfq_coord_join(c, 10 * 1000 * 1000, 0, st), TFQ_INTERNAL);
+  cr_assert_str_eq(tfq_status_message(st), "a batch source returned OK without a tuple");
+  tfq_batcher_free(b);
+  tfq_status_free(st);
+  tfq_spec_free(s);
+  tfq_coord_free(c);
+}
+
+Test(coord_edges, batch_fraction_full_is_size_over_capacity) {
+  tfq_coord *c;
+  OK(tfq_coord_new(&c, NULL));
+  tfq_spec *s = spec1(TFQ_FLOAT, 0, NULL);
+  tfq_batch_options *o;
+  OK(tfq_batch_options_new(&o, NULL));
+  tfq_batch_options_set_capacity(o, 4);
+  tfq_source_fn src = scalar_source;
+  tfq_batcher *b;
+  OK(tfq_batcher_new(TFQ_BATCH, s, 2, &src, NULL, 1, o, c, &b, NULL));
+  for (int i = 0; i < 5000 && tfq_queue_size(tfq_batcher_queue(b)) < 4; i++) sleep_ms(1);
+  cr_assert_float_eq(tfq_batcher_fraction_full(b), 1.0, 1e-9);
+  cr_assert_str_eq(tfq_batcher_summary_name(b), "batch/fraction_of_4_full");
+  OK(tfq_coord_request_stop(c, TFQ_OK, NULL));
+  OK(tfq_coord_join(c, 10 * 1000 * 1000, 0, NULL));
+  tfq_batcher_free(b);
+  tfq_batch_options_free(o);
+  tfq_spec_free(s);
+  tfq_coord_free(c);
+}
+
+Test(coord_edges, shuffle_batch_join_fraction_full_counts_only_what_is_over_min_after_dequeue) {
+  tfq_coord *c;
+  OK(tfq_coord_new(&c, NULL));
+  tfq_spec *s = spec1(TFQ_FLOAT, 0, NULL);
+  tfq_batch_options *o;
+  OK(tfq_batch_options_new(&o, NULL));
+  tfq_batch_options_set_capacity(o, 5);
+  tfq_batch_options_set_min_after_dequeue(o, 1);
+  tfq_batch_options_set_seeds(o, 7, 8);
+  tfq_source_fn src[2] = {scalar_source, scalar_source};
+  tfq_batcher *b;
+  OK(tfq_batcher_new(TFQ_SHUFFLE_BATCH_JOIN, s, 2, src, NULL, 2, o, c, &b, NULL));
+  cr_assert_str_eq(tfq_batcher_summary_name(b), "shuffle_batch_join/fraction_over_1_of_4_full");
+  for (int i = 0; i < 5000 && tfq_queue_size(tfq_batcher_queue(b)) < 5; i++) sleep_ms(1);
+  cr_assert_float_eq(tfq_batcher_fraction_full(b), 1.0, 1e-9); /* (5 - 1) / (5 - 1) */
+  tfq_tuple *t;
+  OK(tfq_batcher_next(b, &t, NULL));
+  cr_assert_eq(tfq_tensor_dim(tfq_tuple_get(t, 0), 0), 2);
+  tfq_tuple_free(t);
+  OK(tfq_coord_request_stop(c, TFQ_OK, NULL));
+  OK(tfq_coord_join(c, 10 * 1000 * 1000, 0, NULL));
+  tfq_batcher_free(b);
+  tfq_batch_options_free(o);
+  tfq_spec_free(s);
+  tfq_coord_free(c);
+}
+
+Test(coord_edges, free_functions_accept_null) {
+  tfq_batch_options_free(NULL);
+  tfq_batcher_free(NULL);
+  tfq_runner_free(NULL);
+  tfq_coord_free(NULL);
+}
+
+Test(coord_edges, join_lists_every_straggler_separated_by_spaces) {
+  tfq_coord *c;
+  OK(tfq_coord_new(&c, NULL));
+  OK(tfq_coord_start_thread(c, "first", wait_stop_main, c, NULL));
+  OK(tfq_coord_start_thread(c, "second", wait_stop_main, c, NULL));
+  OK(tfq_coord_request_stop(c, TFQ_OK, NULL));
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_coord_join(c, 0, 0, st), TFQ_DEADLINE_EXCEEDED);
+  const char *m = tfq_status_message(st);
+  cr_assert(has(m, "second first") || has(m, "first second"), "%s", m);
+  sleep_ms(300); /* the detached stragglers end before the process does */
+  tfq_status_free(st);
+  tfq_coord_free(c);
+}
+
+static tfq_code end_after_close(void *ctx, tfq_cancel *cancel, tfq_status *st) {
+  tfq_queue *q = ctx;
+  /* someone else closed the queue first */
+  OK(tfq_queue_close(q, 0, NULL, NOTIMEOUT, NULL));
+  return tfq_status_set(st, TFQ_OUT_OF_RANGE, "end");
+}
+
+Test(coord_edges, runner_ignores_a_queue_someone_else_already_closed) {
+  tfq_queue *q = float_queue(4);
+  tfq_runner *r;
+  OK(tfq_runner_new(q, &r, NULL));
+  OK(tfq_runner_add_op(r, end_after_close, q, NULL, NULL));
+  tfq_status *st = tfq_status_new();
+  OK(tfq_runner_start(r, NULL, 0, st));
+  /* the runner's own close then fails with "is already closed": not an error (Python's runner) */
+  cr_assert_eq(tfq_runner_join(r, st), TFQ_OK, "%s", tfq_status_message(st));
+  cr_assert_eq(tfq_runner_num_errors(r), 0);
+  tfq_runner_free(r);
+  tfq_status_free(st);
+  tfq_queue_free(q);
+}
+
+static tfq_code slow_loop_fn(void *ctx, tfq_cancel *cancel, tfq_status *st) {
+  atomic_fetch_add((atomic_int *)ctx, 1);
+  sleep_ms(3); /* longer than the interval: the next run starts at once */
+  return TFQ_OK;
+}
+
+Test(coord_edges, looper_slower_than_its_interval_runs_again_at_once_and_still_stops) {
+  tfq_coord *c;
+  OK(tfq_coord_new(&c, NULL));
+  atomic_int calls = 0;
+  OK(tfq_coord_loop(c, 1000, slow_loop_fn, &calls, NULL, NULL));
+  for (int i = 0; i < 2000 && atomic_load(&calls) < 4; i++) sleep_ms(1);
+  cr_assert_geq(atomic_load(&calls), 4);
+  OK(tfq_coord_request_stop(c, TFQ_OK, NULL));
+  OK(tfq_coord_join(c, 10 * 1000 * 1000, 0, NULL));
+  tfq_coord_free(c);
+}
