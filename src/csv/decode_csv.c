@@ -260,7 +260,7 @@ static inline int is_na(const fused_ctx *c, const char *p, size_t n) {
  * general parsers. */
 static int fused_convert(const tfq__csv_default *d, void *col, size_t i, const tfq__span *sp) {
   const char *p = sp->p, *end = p + sp->len;
-  int64_t v;
+  int64_t v = 0; /* set by fast_int when it returns end; the initialiser quiets gcc --coverage */
   switch (d->dtype) {
     case TFQ_FLOAT:
       return fast_f32(p, end, end, &((float *)col)[i]) == end ||
