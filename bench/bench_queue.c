@@ -459,7 +459,27 @@ static void tfq_produce(worker *w) {
   pthread_barrier_wait(&w->rc->start);
   getrusage(RUSAGE_THREAD, &w->ru0);
   clock_gettime(CLOCK_MONOTONIC, &w->t0);
-  if (!many) {
+  if (!many && !is_kind(c, TFQ_QUEUE_PADDING_FIFO)) {
+    /* Fixed-size components: the element goes in from caller memory (tfq_queue_enqueue_from),
+     * as the naive ring's producer pushes its buffer: [priority,] x [, payload]. */
+    int64_t len = c->elem_bytes - 8, v, pri;
+    uint8_t *pay = len > 0 ? malloc((size_t)len) : NULL;
+    if (len > 0 && !pay) die("out of memory");
+    const void *rows[3];
+    int n = 0;
+    if (b.xi) rows[n++] = &pri;
+    rows[n++] = &v;
+    if (pay) rows[n++] = pay;
+    for (int64_t i = 0; i < w->items; i++) {
+      v = pri = item_value(i, w->id);
+      w->sum += v;
+      if (pay) put_marks(pay, len, i);
+      if (tfq_queue_enqueue_from(w->rc->tq, rows, (size_t)n, NULL, TFQ_NO_TIMEOUT, b.st))
+        die_st("enqueue_from", b.st);
+    }
+    free(pay);
+    b.allocs = b.ncomp; /* no tensors were needed */
+  } else if (!many) {
     for (int64_t i = 0; i < w->items; i++) {
       tb_fill(&b, c, i, w->id, &w->sum); /* reuse is legitimate: the queue copied the bytes */
       if (tfq_queue_enqueue(w->rc->tq, b.t, NULL, TFQ_NO_TIMEOUT, b.st)) die_st("enqueue", b.st);

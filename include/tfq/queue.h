@@ -219,6 +219,23 @@ TFQ_API int tfq_queue_is_closed(tfq_queue *q);
 TFQ_API tfq_code tfq_queue_enqueue(tfq_queue *q, const tfq_tuple *elem, tfq_cancel *cancel,
                                    int64_t timeout_us, tfq_status *st) TFQ_WARN_UNUSED;
 
+/* As tfq_queue_enqueue(), but the element is given as caller memory: `comps[i]` points to
+ * component i's bytes (its spec dtype and fully defined shape, row-major; for a PriorityQueue
+ * component 0 is the int64 priority, as tfq_queue_spec() shows), so a producer needs no tuple or
+ * tensor.  Every TF rule of tfq_queue_enqueue() holds: arrival order behind pending enqueues,
+ * close, cancel and deadline, with the same codes and messages.  The bytes are copied before the
+ * call returns OK (on a failure nothing was copied); the call does not keep `comps`.
+ * @return those of tfq_queue_enqueue(), or TFQ_INVALID_ARGUMENT without queuing: "Wrong number
+ *         of components in tuple. Expected k, got m" (`ncomp` differs; `comps` NULL), "tuple
+ *         component i is not set" (comps[i] NULL), "enqueue_from needs fixed-size numeric
+ *         components; component i is string []" (a string component, or a shape that is not
+ *         fully defined, e.g. a PaddingFIFOQueue's unknown dim: use tfq_queue_enqueue()).
+ * Ownership: `comps` and the bytes borrowed for the call.  Thread-safety: as tfq_queue_enqueue().
+ * Since: 0.1 */
+TFQ_API tfq_code tfq_queue_enqueue_from(tfq_queue *q, const void *const *comps, size_t ncomp,
+                                        tfq_cancel *cancel, int64_t timeout_us,
+                                        tfq_status *st) TFQ_WARN_UNUSED;
+
 /* Enqueues the B slices along dim 0 of every component of `batch`, in order and contiguously.
  * B == 0 succeeds at once without looking at the queue, even when it is closed (as TF).
  * Inserts what fits and keeps waiting for the rest; slices already inserted stay when the call

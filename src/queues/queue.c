@@ -24,6 +24,12 @@
 #define SPIN_NS 8000 /* spin budget before sleeping: ~1/5 of a cross-vCPU wake-up */
 #define INITIAL_ALLOC 64
 
+#if defined(__GNUC__) || defined(__clang__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
 /* ---- mutexes ---- */
 
 void tfq__lock(pthread_mutex_t *m) {
@@ -207,6 +213,13 @@ static inline void copy_bytes(void *dst, const void *src, size_t n) {
 
 /* ---- ring storage ---- */
 
+/* `count` is written under the mutex only, but a single enqueue that finds the queue full polls
+ * it without the lock (wait_for_room), so every write is a relaxed atomic store (a plain store
+ * on common CPUs).  Reads under the mutex stay plain. */
+static inline void set_count(tfq_queue *q, int64_t v) {
+  __atomic_store_n(&q->count, v, __ATOMIC_RELAXED);
+}
+
 static inline int64_t ring_idx(const tfq_queue *q, int64_t logical) {
   int64_t i = q->head + logical;
   return i >= q->alloc ? i - q->alloc : i;
@@ -259,9 +272,9 @@ static void slot_fill(tfq_queue *q, int64_t slot, const tfq__attempt *a, int64_t
   for (size_t c = 0; c < q->spec->n; c++) {
     tfq__store *s = &q->st[c];
     if (s->dense) {
-      const char *src = a->src->c[c]->data;
-      copy_bytes(s->bytes + (size_t)slot * s->row_bytes, src + (size_t)row * s->row_bytes,
-                 s->row_bytes);
+      const char *src = a->src_rows ? (const char *)a->src_rows[c]
+                                    : (const char *)a->src->c[c]->data + (size_t)row * s->row_bytes;
+      copy_bytes(s->bytes + (size_t)slot * s->row_bytes, src, s->row_bytes);
     } else if (a->boxed_src) {
       tfq_tensor **bs = &a->boxed_src[c * (size_t)a->stride + (size_t)row];
       s->refs[slot] = *bs;
@@ -371,7 +384,7 @@ static void push_back_row(tfq_queue *q, const tfq__attempt *a, int64_t row, int 
     slot_restore(q, slot, (tfq__attempt *)a, row);
   else
     slot_fill(q, slot, a, row);
-  q->count++;
+  set_count(q, q->count + 1);
   if (q->kind == TFQ_QUEUE_PRIORITY) heap_up(q, q->count - 1);
 }
 
@@ -382,28 +395,36 @@ static int64_t rsq_index(tfq_queue *q) {
   return (int64_t)tfq__pcg32_bounded(&q->pcg, (uint32_t)q->count);
 }
 
-/* Takes one element into row `row` of the attempt (the storage discipline's remove). */
-static void take_row(tfq_queue *q, tfq__attempt *a, int64_t row) {
+/* The storage discipline's remove, in two halves: pick_row() chooses the logical element to
+ * take (RandomShuffle: a random one; Priority: the heap top; FIFO kinds: the head), the caller
+ * copies it out of its slot, and drop_row() closes the gap. */
+static inline int64_t pick_row(tfq_queue *q) {
+  return q->kind == TFQ_QUEUE_RANDOM_SHUFFLE ? rsq_index(q) : 0;
+}
+
+static inline void drop_row(tfq_queue *q, int64_t i) {
   switch (q->kind) {
-    case TFQ_QUEUE_RANDOM_SHUFFLE: {
-      int64_t i = rsq_index(q);
-      slot_take(q, ring_idx(q, i), a, row);
+    case TFQ_QUEUE_RANDOM_SHUFFLE:
       move_slot(q, q->count - 1, i); /* swap-with-last, as TF */
-      q->count--;
+      set_count(q, q->count - 1);
       break;
-    }
     case TFQ_QUEUE_PRIORITY:
-      slot_take(q, ring_idx(q, 0), a, row);
       move_slot(q, q->count - 1, 0);
-      q->count--;
+      set_count(q, q->count - 1);
       if (q->count > 1) heap_down(q, 0);
       break;
     default:
-      slot_take(q, q->head, a, row);
       q->head = q->head + 1 == q->alloc ? 0 : q->head + 1;
-      q->count--;
+      set_count(q, q->count - 1);
       break;
   }
+}
+
+/* Takes one element into row `row` of the attempt (the storage discipline's remove). */
+static void take_row(tfq_queue *q, tfq__attempt *a, int64_t row) {
+  int64_t i = pick_row(q);
+  slot_take(q, ring_idx(q, i), a, row);
+  drop_row(q, i);
 }
 
 /* Puts a pending dequeue's partial batch back.  FIFO/Padding: to the front in the original
@@ -415,7 +436,7 @@ static void restore_partial(tfq_queue *q, tfq__attempt *a) {
     for (int64_t r = a->done_rows - 1; r >= 0; r--) {
       q->head = q->head == 0 ? q->alloc - 1 : q->head - 1;
       slot_restore(q, q->head, a, r);
-      q->count++;
+      set_count(q, q->count + 1);
     }
   } else {
     for (int64_t r = a->done_rows - 1; r >= 0; r--) push_back_row(q, a, r, 1);
@@ -486,9 +507,9 @@ static int64_t fill_rows(tfq_queue *q, tfq__attempt *a) {
   for (size_t c = 0; c < q->spec->n; c++) {
     tfq__store *s = &q->st[c];
     if (s->dense) {
-      copy_bytes(s->bytes + (size_t)slot * s->row_bytes,
-                 (const char *)a->src->c[c]->data + (size_t)row * s->row_bytes,
-                 (size_t)k * s->row_bytes);
+      const char *src = a->src_rows ? (const char *)a->src_rows[c] /* one row: k == 1 */
+                                    : (const char *)a->src->c[c]->data + (size_t)row * s->row_bytes;
+      copy_bytes(s->bytes + (size_t)slot * s->row_bytes, src, (size_t)k * s->row_bytes);
     } else if (a->boxed_src) {
       tfq_tensor **bs = &a->boxed_src[c * (size_t)a->stride + (size_t)row];
       memcpy(&s->refs[slot], bs, (size_t)k * sizeof *bs);
@@ -517,7 +538,7 @@ static int64_t take_rows(tfq_queue *q, tfq__attempt *a) {
              (size_t)k * sizeof(tfq_tensor *));
   }
   q->head = q->head + k == q->alloc ? 0 : q->head + k;
-  q->count -= k;
+  set_count(q, q->count - k);
   return k;
 }
 
@@ -537,7 +558,7 @@ static int step_enqueue(tfq_queue *q, tfq__attempt *a) {
       a->done_rows++;
     } else { /* append a contiguous run of rows at once */
       int64_t k = fill_rows(q, a);
-      q->count += k;
+      set_count(q, q->count + k);
       a->done_rows += k;
     }
   }
@@ -610,7 +631,9 @@ static int run_side(tfq_queue *q, int enq_side) {
   }
 }
 
-static void flush(tfq_queue *q) {
+/* Not inlined: the single-element fast paths call it only when the other side has pending
+ * attempts, and keep a small frame without it. */
+static NOINLINE void flush(tfq_queue *q) {
   for (;;) {
     int p = run_side(q, 1);
     p |= run_side(q, 0);
@@ -635,6 +658,7 @@ static void attempt_init(tfq__attempt *a, tfq__att_kind kind) {
   a->kind = kind;
   a->many = a->up_to = a->linked = 0;
   a->src = NULL;
+  a->src_rows = NULL;
   a->boxed_src = NULL;
   a->dst = NULL;
   a->boxed_dst = NULL;
@@ -645,20 +669,10 @@ static void attempt_init(tfq__attempt *a, tfq__att_kind kind) {
   atomic_init(&a->state, 0);
 }
 
-/* Appends `a`, flushes, and waits for completion (spin, then sleep), honouring the deadline. */
-static void run_attempt(tfq_queue *q, tfq__attempt *a, tfq_cancel *cancel, int64_t timeout_us) {
-  if (cancel_register(cancel, q, a)) {
-    a->res = a->kind == ATT_DEQUEUE ? RES_DEQ_CANCELLED : RES_ENQ_CANCELLED;
-    return;
-  }
-  int64_t deadline = timeout_us >= 0 ? tfq__now_ns() + timeout_us * 1000 : -1;
-  tfq__lock(&q->mu);
-  /* The cancel may have fired between the registration and this lock: it then completed the
-   * attempt before it was linked, so it must not be linked now. */
-  if (atomic_load_explicit(&a->state, memory_order_relaxed)) {
-    tfq__unlock(&q->mu);
-    goto done;
-  }
+/* Runs `a` with q->mu held and returns with it released: appends `a`, flushes, and waits for
+ * completion (spin, then sleep), honouring the deadline (counted from `start_ns`, or from now
+ * when it is -1).  The caller has registered `a` with its cancel, if any. */
+static void run_locked(tfq_queue *q, tfq__attempt *a, int64_t timeout_us, int64_t start_ns) {
   int is_deq = a->kind == ATT_DEQUEUE;
   if (is_deq ? !q->d_head : !q->e_head) {
     /* Nothing waits ahead on this side: run the step as the head would, and link the attempt
@@ -682,16 +696,18 @@ static void run_attempt(tfq_queue *q, tfq__attempt *a, tfq_cancel *cancel, int64
   }
   if (atomic_load_explicit(&a->state, memory_order_relaxed)) {
     tfq__unlock(&q->mu);
-    goto done;
+    return;
   }
   if (timeout_us == 0) {
     cancel_attempt_locked(q, a, RES_DEADLINE);
     tfq__unlock(&q->mu);
-    goto done;
+    return;
   }
   tfq__unlock(&q->mu);
+  int64_t deadline = -1;
+  if (timeout_us > 0) deadline = (start_ns >= 0 ? start_ns : tfq__now_ns()) + timeout_us * 1000;
   for (int64_t i = 1, spin_end = 0;; i++) {
-    if (atomic_load_explicit(&a->state, memory_order_acquire)) goto done;
+    if (atomic_load_explicit(&a->state, memory_order_acquire)) return;
     CPU_RELAX();
     if ((i & 31) == 0) { /* read the clock every 32 PAUSEs */
       int64_t now = tfq__now_ns();
@@ -727,7 +743,22 @@ static void run_attempt(tfq_queue *q, tfq__attempt *a, tfq_cancel *cancel, int64
     pthread_cond_destroy(&a->cv);
   }
   tfq__unlock(&q->mu);
-done:
+}
+
+/* Registers `a` with `cancel`, then runs it (run_locked). */
+static void run_attempt(tfq_queue *q, tfq__attempt *a, tfq_cancel *cancel, int64_t timeout_us) {
+  if (cancel_register(cancel, q, a)) {
+    a->res = a->kind == ATT_DEQUEUE ? RES_DEQ_CANCELLED : RES_ENQ_CANCELLED;
+    return;
+  }
+  int64_t start = timeout_us > 0 ? tfq__now_ns() : -1;
+  tfq__lock(&q->mu);
+  /* The cancel may have fired between the registration and this lock: it then completed the
+   * attempt before it was linked, so it must not be linked now. */
+  if (atomic_load_explicit(&a->state, memory_order_relaxed))
+    tfq__unlock(&q->mu);
+  else
+    run_locked(q, a, timeout_us, start);
   /* Every path here either held q->mu or read `state` with acquire: the result is visible. */
   cancel_unregister(cancel, a);
 }
@@ -912,6 +943,8 @@ tfq_code tfq_queue_new(tfq_queue_kind kind, const tfq_spec *spec, const tfq_queu
       if (n > widest) widest = n;
     }
   }
+  q->all_dense = 1;
+  for (size_t i = 0; i < full->n; i++) q->all_dense &= q->st[i].dense;
   if (kind == TFQ_QUEUE_PRIORITY && !(q->swap_tmp = tfq_malloc(widest))) {
     queue_destroy(q);
     return TFQ__OOM(st);
@@ -1062,6 +1095,146 @@ static void free_boxed(tfq_tensor **b, size_t n) {
   tfq_free(b);
 }
 
+/* ---- single-element fast paths ----
+ * For queues whose components are all fixed-size numeric rows (q->all_dense).  When a single
+ * enqueue or dequeue can complete at once and nothing is pending ahead of it on its side, it does
+ * exactly what the head attempt's step would do (same discipline, same room rules) without an
+ * attempt, a cancel registration or list work, and flushes only when the other side has pending
+ * attempts (the only way it can wake anybody).  Otherwise it becomes an ordinary attempt; without
+ * a cancel that happens under the same lock acquisition. */
+
+#define FAST_MAX_COMPS 16 /* more components: the general path */
+
+/* Whether `x` is a tensor of dense component `k`'s dtype and shape (no message: when it is not,
+ * the general path's check gives TF's). */
+static inline int dense_ok(const tfq_tensor *x, const tfq__comp *k) {
+  if (!x || x->dtype != k->dtype || x->rank != k->rank) return 0;
+  for (int d = 0; d < k->rank; d++)
+    if (x->dims[d] != k->dims[d]) return 0;
+  return 1;
+}
+
+static inline void status_ok(tfq_status *st) {
+  if (st) {
+    st->code = TFQ_OK;
+    st->msg[0] = '\0';
+  }
+}
+
+/* Mutex held.  Returns 1 when the element went in. */
+static inline int fast_enqueue_locked(tfq_queue *q, const void *const *rows) {
+  if (q->e_head || q->closed || q->count >= q->capacity || q->count + q->held >= q->alloc) return 0;
+  int64_t slot = ring_idx(q, q->count);
+  const tfq__store *s = q->st;
+  size_t c = 0, n = q->spec->n;
+  do copy_bytes(s[c].bytes + (size_t)slot * s[c].row_bytes, rows[c], s[c].row_bytes);
+  while (++c < n);
+  set_count(q, q->count + 1);
+  if (q->kind == TFQ_QUEUE_PRIORITY) heap_up(q, q->count - 1);
+  if (q->d_head) flush(q);
+  return 1;
+}
+
+/* Mutex held.  Returns 1 when an element was taken into `rows`. */
+static inline int fast_dequeue_locked(tfq_queue *q, void *const *rows) {
+  if (q->d_head || !can_take(q)) return 0;
+  int64_t i = pick_row(q), slot = ring_idx(q, i);
+  const tfq__store *s = q->st;
+  size_t c = 0, n = q->spec->n;
+  do copy_bytes(rows[c], s[c].bytes + (size_t)slot * s[c].row_bytes, s[c].row_bytes);
+  while (++c < n);
+  drop_row(q, i);
+  if (q->e_head) flush(q);
+  return 1;
+}
+
+/* The single-element paths that must wait (or are cancelled): an ordinary attempt.  `locked`:
+ * the caller holds q->mu (then `cancel` is NULL) and the attempt runs under that acquisition. */
+static NOINLINE tfq_code single_slow(tfq_queue *q, tfq__att_kind kind, const void *const *src_rows,
+                                     tfq_tuple *dst, tfq_cancel *cancel, int64_t timeout_us,
+                                     int locked, tfq_status *st) {
+  tfq__attempt a;
+  attempt_init(&a, kind);
+  a.src_rows = src_rows;
+  a.dst = dst;
+  a.total = a.stride = 1;
+  if (locked)
+    run_locked(q, &a, timeout_us, -1);
+  else
+    run_attempt(q, &a, cancel, timeout_us);
+  return result_status(q, &a, "", st);
+}
+
+/* A single enqueue that found the queue full with no enqueue pending ahead of it, before it
+ * queues up as a pending attempt: once pending, every dequeue would hand it exactly one slot, a
+ * cross-core round trip per element in which the consumer also does the producer's copy, so a
+ * fast producer and a slower consumer would run in lockstep.  Instead it waits, outside the
+ * lock and for at most ROOM_SPIN_NS, until a run of slots is free (or the queue is no longer
+ * full when the run is 1), then retries; both sides then run lock-only single operations most of
+ * the time.  Until it queues up the call has not arrived (TF's arrival order is the order in
+ * which calls queue up), so no rule changes: this only moves its arrival a few microseconds
+ * later, as a slower caller would.  Returns with q->mu held again. */
+#define ROOM_SPIN_NS 4000
+static NOINLINE void wait_for_room(tfq_queue *q) {
+  int64_t run = q->capacity / 16;
+  run = run < 1 ? 1 : run > 64 ? 64 : run;
+  int64_t level = q->capacity - run; /* retry once count <= level */
+  tfq__unlock(&q->mu);
+  int64_t end = 0;
+  for (int i = 1;; i++) {
+    CPU_RELAX();
+    if ((i & 7) == 0 && __atomic_load_n(&q->count, __ATOMIC_RELAXED) <= level) break;
+    if ((i & 63) == 0) {
+      int64_t now = tfq__now_ns();
+      if (!end)
+        end = now + ROOM_SPIN_NS;
+      else if (now >= end)
+        break;
+    }
+  }
+  tfq__lock(&q->mu);
+}
+
+/* A single enqueue of an all-dense queue from one row per component. */
+static inline tfq_code enqueue_rows(tfq_queue *q, const void *const *rows, tfq_cancel *cancel,
+                                    int64_t timeout_us, tfq_status *st) {
+  if (cancel && tfq_cancel_is_triggered(cancel))
+    return single_slow(q, ATT_ENQUEUE, rows, NULL, cancel, timeout_us, 0, st);
+  tfq__lock(&q->mu);
+  if (fast_enqueue_locked(q, rows)) {
+    tfq__unlock(&q->mu);
+    status_ok(st);
+    return TFQ_OK;
+  }
+  if (timeout_us < 0 && !q->e_head && !q->closed && q->count >= q->capacity && q->capacity > 0) {
+    wait_for_room(q);
+    if ((!cancel || !tfq_cancel_is_triggered(cancel)) && fast_enqueue_locked(q, rows)) {
+      tfq__unlock(&q->mu);
+      status_ok(st);
+      return TFQ_OK;
+    }
+  }
+  if (!cancel) return single_slow(q, ATT_ENQUEUE, rows, NULL, NULL, timeout_us, 1, st);
+  tfq__unlock(&q->mu); /* the cancel registration comes before the queue lock */
+  return single_slow(q, ATT_ENQUEUE, rows, NULL, cancel, timeout_us, 0, st);
+}
+
+/* A single dequeue of an all-dense queue into `dst`, whose tensors hold the rows `rows`. */
+static inline tfq_code dequeue_rows(tfq_queue *q, void *const *rows, tfq_tuple *dst,
+                                    tfq_cancel *cancel, int64_t timeout_us, tfq_status *st) {
+  if (cancel && tfq_cancel_is_triggered(cancel))
+    return single_slow(q, ATT_DEQUEUE, NULL, dst, cancel, timeout_us, 0, st);
+  tfq__lock(&q->mu);
+  if (fast_dequeue_locked(q, rows)) {
+    tfq__unlock(&q->mu);
+    status_ok(st);
+    return TFQ_OK;
+  }
+  if (!cancel) return single_slow(q, ATT_DEQUEUE, NULL, dst, NULL, timeout_us, 1, st);
+  tfq__unlock(&q->mu);
+  return single_slow(q, ATT_DEQUEUE, NULL, dst, cancel, timeout_us, 0, st);
+}
+
 /* ---- enqueue ---- */
 
 static tfq_code do_enqueue(tfq_queue *q, const tfq_tuple *t, int many, tfq_cancel *cancel,
@@ -1105,7 +1278,40 @@ static tfq_code do_enqueue(tfq_queue *q, const tfq_tuple *t, int many, tfq_cance
 
 tfq_code tfq_queue_enqueue(tfq_queue *q, const tfq_tuple *elem, tfq_cancel *cancel,
                            int64_t timeout_us, tfq_status *st) {
+  size_t n = q->spec->n;
+  if (q->all_dense && elem && elem->n == n && n <= FAST_MAX_COMPS) {
+    const void *rows[FAST_MAX_COMPS];
+    size_t i = 0;
+    for (; i < n && dense_ok(elem->c[i], &q->spec->c[i]); i++) rows[i] = elem->c[i]->data;
+    if (i == n) return enqueue_rows(q, rows, cancel, timeout_us, st);
+  }
   return do_enqueue(q, elem, 0, cancel, timeout_us, st);
+}
+
+tfq_code tfq_queue_enqueue_from(tfq_queue *q, const void *const *comps, size_t ncomp,
+                                tfq_cancel *cancel, int64_t timeout_us, tfq_status *st) {
+  const tfq_spec *s = q->spec;
+  if (ncomp != s->n || (ncomp && !comps))
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                          "Wrong number of components in tuple. Expected %zu, got %zu", s->n,
+                          comps ? ncomp : (size_t)0);
+  for (size_t i = 0; i < ncomp; i++) {
+    if (!q->st[i].dense) {
+      char sh[TFQ__MSG_CAP / 2];
+      tfq__buf b = {sh, sizeof sh, 0};
+      if (s->c[i].rank == TFQ_UNKNOWN_RANK)
+        tfq__buf_printf(&b, "<unknown>");
+      else
+        tfq__buf_shape(&b, s->c[i].dims, s->c[i].rank);
+      return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                            "enqueue_from needs fixed-size numeric components; component %zu is "
+                            "%s %s",
+                            i, tfq_dtype_name(s->c[i].dtype), sh);
+    }
+    if (!comps[i])
+      return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "tuple component %zu is not set", i);
+  }
+  return enqueue_rows(q, comps, cancel, timeout_us, st);
 }
 
 tfq_code tfq_queue_enqueue_many(tfq_queue *q, const tfq_tuple *batch, tfq_cancel *cancel,
@@ -1196,8 +1402,9 @@ static tfq_code assemble_boxed(tfq_queue *q, size_t c, tfq_tensor **elems, int64
 }
 
 /* Whether `t` can take a dense element of component `k` in place. */
-static int reusable(const tfq_tensor *t, const tfq__comp *k) {
-  if (!t || t->dtype != k->dtype || t->rank != k->rank || t->dealloc || tfq_tensor_refcount(t) != 1)
+static inline int reusable(const tfq_tensor *t, const tfq__comp *k) {
+  if (!t || t->dtype != k->dtype || t->rank != k->rank || t->dealloc ||
+      atomic_load_explicit(&((tfq_tensor *)t)->refs, memory_order_relaxed) != 1)
     return 0;
   for (int d = 0; d < k->rank; d++)
     if (t->dims[d] != k->dims[d]) return 0;
@@ -1254,6 +1461,16 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
       if (!reuse) tfq_tuple_free(dst);
       return c;
     }
+  }
+  if (!many && q->all_dense && ncomp <= FAST_MAX_COMPS) {
+    void *rows[FAST_MAX_COMPS];
+    for (size_t i = 0; i < ncomp; i++) rows[i] = dst->c[i]->data;
+    if ((c = dequeue_rows(q, rows, dst, cancel, timeout_us, st))) {
+      if (!reuse) tfq_tuple_free(dst);
+      return c;
+    }
+    *out = dst;
+    return TFQ_OK;
   }
   if (many && n == 0) { /* TF: empty [0]+shape tensors at once, closed or not */
     for (size_t i = 0; i < ncomp; i++)
@@ -1318,6 +1535,14 @@ tfq_code tfq_queue_dequeue(tfq_queue *q, tfq_tuple **out, tfq_cancel *cancel, in
 
 tfq_code tfq_queue_dequeue_into(tfq_queue *q, tfq_tuple *dst, tfq_cancel *cancel,
                                 int64_t timeout_us, tfq_status *st) {
+  size_t n = q->spec->n;
+  if (q->all_dense && dst && dst->n == n && n <= FAST_MAX_COMPS) {
+    /* The steady consumer: every slot already holds a tensor it may overwrite. */
+    void *rows[FAST_MAX_COMPS];
+    size_t i = 0;
+    for (; i < n && reusable(dst->c[i], &q->spec->c[i]); i++) rows[i] = dst->c[i]->data;
+    if (i == n) return dequeue_rows(q, rows, dst, cancel, timeout_us, st);
+  }
   tfq_tuple *out;
   return do_dequeue(q, 1, 0, 0, &out, cancel, timeout_us, dst, st);
 }

@@ -48,7 +48,9 @@ struct tfq__attempt {
   /* enqueue: source rows (a tuple; for boxed components of an enqueue_many, pre-split element
    * tensors in `boxed_src`). */
   const tfq_tuple *src;
-  tfq_tensor **boxed_src; /* [ncomp][total] row-major by component, or NULL */
+  const void *const *src_rows; /* single enqueue of an all-dense queue: one row per component
+                                * (tfq_queue_enqueue_from, or the tuple's data); used before src */
+  tfq_tensor **boxed_src;      /* [ncomp][total] row-major by component, or NULL */
   /* dequeue: destination.  Dense components write rows of `dst` tensors; boxed components fill
    * boxed_dst[c * total + row] with element tensors. */
   tfq_tuple *dst;
@@ -88,14 +90,18 @@ struct tfq_queue {
   char *swap_tmp;  /* PriorityQueue heap swaps: one row of the widest component */
   char *container; /* registry key (shared queues only) */
   int registered;
+  int all_dense; /* every component is a fixed-size numeric row: single ops may take the fast
+                  * path (no attempt, no list work when they can complete at once) */
+  /* The state every operation touches, together after the mutex so that acquiring the lock
+   * brings it along (the fast path reads and writes nothing else but the rows). */
   pthread_mutex_t mu;
   int closed;
   /* ring */
   int64_t head, count, alloc;
   int64_t held; /* rows held in pending dequeue partial batches (restore room) */
-  tfq__store *st;
   /* attempt lists */
   tfq__attempt *e_head, *e_tail, *d_head, *d_tail;
+  tfq__store *st;
 };
 
 struct tfq_cancel {
