@@ -231,6 +231,12 @@ static double report(const char *ds, const char *name, size_t n, timing tm, sums
       "%-3s %-14s %8.1f MB/s  (best %6.1f, cpu %6.1f)  %6.2f M rows/s  checksum %.6e %lld %lld\n",
       ds, name, n / tm.med / 1e6, n / tm.best / 1e6, n / tm.cpu / 1e6, ROWS / tm.med / 1e6, s.fsum,
       s.isum, s.nstr);
+  printf(
+      "ROW {\"bench\":\"decode\",\"dataset\":\"%s\",\"impl\":\"%s\",\"bytes\":%zu,"
+      "\"rows\":%d,\"mb_per_s\":%.2f,\"mb_per_s_best\":%.2f,\"mb_per_s_cpu\":%.2f,"
+      "\"rows_per_s\":%.0f,\"fsum\":%.6e,\"isum\":%lld,\"nstr\":%lld}\n",
+      ds, name, n, ROWS, n / tm.med / 1e6, n / tm.best / 1e6, n / tm.cpu / 1e6, ROWS / tm.med,
+      s.fsum, s.isum, s.nstr);
   return n / tm.med / 1e6;
 }
 

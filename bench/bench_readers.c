@@ -64,10 +64,10 @@ static long long memchr_scan(const char *path, long long *bytes) {
 static long long read_file(tfq_reader_kind kind, const char *path, tfq_compression c,
                            long long *bytes) {
   tfq_status *st = tfq_status_new();
-  tfq_spec *spec;
-  tfq_queue *q;
-  tfq_tensor *t;
-  tfq_tuple *tu;
+  tfq_spec *spec = NULL;
+  tfq_queue *q = NULL;
+  tfq_tensor *t = NULL;
+  tfq_tuple *tu = NULL;
   if (tfq_spec_new(&spec, st) || tfq_spec_add(spec, TFQ_STRING, NULL, 0, NULL, st) ||
       tfq_fifo_queue_new(spec, 4, NULL, &q, st) || tfq_tensor_new(TFQ_STRING, NULL, 0, &t, st) ||
       tfq_tensor_set_string(t, 0, path, strlen(path), st) || tfq_tuple_new(1, &tu, st))
@@ -190,6 +190,8 @@ int main(int argc, char **argv) {
     printf("  memchr line scan           %8.0f MB/s\n", mbm);
     printf("  TextLineReader read_up_to  %8.0f MB/s   ratio %.2fx (target >= 0.5x)\n", mbr,
            mbr / mbm);
+    printf("ROW {\"bench\":\"readers\",\"impl\":\"memchr-scan\",\"mb_per_s\":%.1f}\n", mbm);
+    printf("ROW {\"bench\":\"readers\",\"impl\":\"tfq-textline\",\"mb_per_s\":%.1f}\n", mbr);
   }
 
   if (do_gzip) {
@@ -201,6 +203,10 @@ int main(int argc, char **argv) {
            (double)written / 1e6 / tg);
     printf("  TextLineReader GZIP        %8.0f MB/s   ratio %.2fx (target >= 0.8x)\n",
            (double)written / 1e6 / trg, tg / trg);
+    printf("ROW {\"bench\":\"readers\",\"impl\":\"gzip-dc\",\"mb_per_s\":%.1f}\n",
+           (double)written / 1e6 / tg);
+    printf("ROW {\"bench\":\"readers\",\"impl\":\"tfq-textline-gzip\",\"mb_per_s\":%.1f}\n",
+           (double)written / 1e6 / trg);
   }
   unlink(txt);
   unlink(gz);
@@ -236,6 +242,10 @@ int main(int argc, char **argv) {
       "close)\n",
       (double)payload / 1e6 / tw, nrec);
   printf("  TFRecordReader read_up_to  %8.0f MB/s (payload bytes, CRC32C checked)\n",
+         (double)payload / 1e6 / tt);
+  printf("ROW {\"bench\":\"readers\",\"impl\":\"tfq-tfrecord-write\",\"mb_per_s\":%.1f}\n",
+         (double)payload / 1e6 / tw);
+  printf("ROW {\"bench\":\"readers\",\"impl\":\"tfq-tfrecord-read\",\"mb_per_s\":%.1f}\n",
          (double)payload / 1e6 / tt);
   tfq_status_free(st);
   unlink(txt);

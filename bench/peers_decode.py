@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """Peers of bench/bench_decode.c on the same files, one thread each, median of 5 runs (1 for TF; best wall
 time and median process CPU time printed too):
-pandas read_csv (C engine, explicit dtypes), pyarrow.csv (use_threads=False), TensorFlow's
+pandas read_csv (C engine, explicit dtypes), pyarrow.csv (use_threads=False), DuckDB read_csv with
+threads=1 (typed columns, summed in SQL), TensorFlow's
 decode_csv on batches of 1,024 lines (tf.compat.v1 kernel, eager), and tf.data CsvDataset.
-Usage: .venv/bin/python bench/peers_decode.py D1.csv D4.csv   (missing peers print n/a)."""
+Usage: .venv/bin/python bench/peers_decode.py D1.csv D4.csv   (missing peers print n/a).
+Environment: TFQ_BENCH_PEER_RUNS caps the runs per peer, TFQ_BENCH_PEER_SKIP=name,D4:name,... skips
+peers (on every data set, or on one).
+Each figure is also printed as a `ROW {json}` line (bench/report.py reads them)."""
 import os
 import statistics
 import sys
@@ -31,6 +35,10 @@ def report(ds, name, size, rows, tm, chk):
     print("%-3s %-14s %8.1f MB/s  (best %6.1f, cpu %6.1f)  %6.2f M rows/s  checksum %.6e %d %d" % (
         ds, name, size / med / 1e6, size / best_ / 1e6, size / cpu / 1e6, rows / med / 1e6,
         chk[0], chk[1], chk[2]))
+    print('ROW {"bench":"decode","dataset":"%s","impl":"%s","bytes":%d,"rows":%d,"mb_per_s":%.2f,'
+          '"mb_per_s_best":%.2f,"mb_per_s_cpu":%.2f,"rows_per_s":%.0f,"fsum":%.6e,"isum":%d,'
+          '"nstr":%d}' % (ds, name, size, rows, size / med / 1e6, size / best_ / 1e6,
+                          size / cpu / 1e6, rows / med, chk[0], chk[1], chk[2]))
 
 
 def pandas_peer(path, ds):
@@ -70,6 +78,24 @@ def pyarrow_peer(path, ds):
         is_ = sum(int(pc.sum(pc.cast(t[n], pa.int64())).as_py() or 0) for n in NAMES[NF:NF + NI])
         ns = int(pc.sum(pc.greater(pc.utf8_length(t["s"]), 0)).as_py())
         return fs, is_, ns, t.num_rows
+    return run
+
+
+def duckdb_peer(path, ds, threads=1):
+    import duckdb
+    con = duckdb.connect()
+    con.execute("SET threads=%d" % threads)
+    cols = ", ".join(["'%s': 'FLOAT'" % n for n in NAMES[:NF]] +
+                     ["'%s': 'INTEGER'" % n for n in NAMES[NF:NF + NI]] + ["'s': 'VARCHAR'"])
+    q = ("SELECT %s, %s, count(*) FILTER (WHERE length(s) > 0), count(*) FROM read_csv('%s', "
+         "header=false, delim=',', quote='\"', escape='\"', columns={%s})" % (
+             " + ".join("coalesce(sum(CAST(%s AS DOUBLE)), 0)" % n for n in NAMES[:NF]),
+             " + ".join("coalesce(sum(CAST(%s AS BIGINT)), 0)" % n for n in NAMES[NF:NF + NI]),
+             path.replace("'", "''"), cols))
+
+    def run():
+        fs, is_, ns, rows = con.execute(q).fetchone()
+        return float(fs), int(is_), int(ns), int(rows)
     return run
 
 
@@ -125,11 +151,16 @@ def csvdataset_peer(path, ds):
 
 
 def main():
+    skip = set(filter(None, os.environ.get("TFQ_BENCH_PEER_SKIP", "").split(",")))
     for ds, path in zip(("D1", "D4"), sys.argv[1:3]):
         size = os.path.getsize(path)
         for name, mk, runs in (("pandas-c", pandas_peer, 5), ("pyarrow-1t", pyarrow_peer, 5),
+                               ("duckdb-1t", duckdb_peer, 5),
                                ("tf-decode_csv", tf_decode_peer, 1),
                                ("tf-CsvDataset", csvdataset_peer, 1)):
+            runs = min(runs, int(os.environ.get("TFQ_BENCH_PEER_RUNS", "5")))
+            if name in skip or "%s:%s" % (ds, name) in skip:
+                continue
             try:
                 fn = mk(path, ds)
                 fn() if runs > 1 else None  # warm-up

@@ -108,7 +108,7 @@ tfq_code tfq_tf_tensor_from_tf(const TF_Tensor *t, tfq_tensor **out, tfq_status 
   *out = NULL;
   tfq_dtype dt;
   int64_t dims[TFQ_MAX_RANK];
-  int rank;
+  int rank = 0; /* set by read_shape; gcc -O3 cannot see it */
   tfq_code c = tfq_tf_dtype_from_tf(TF_TensorType(t), &dt, st);
   if (c || (c = read_shape(t, dims, &rank, st))) return c;
   tfq_tensor *r;
@@ -151,7 +151,7 @@ tfq_code tfq_tf_tensor_from_tf_take(TF_Tensor *t, tfq_tensor **out, tfq_status *
   }
   tfq_dtype dt;
   int64_t dims[TFQ_MAX_RANK];
-  int rank;
+  int rank = 0; /* set by read_shape; gcc -O3 cannot see it */
   tfq_code c = tfq_tf_dtype_from_tf(TF_TensorType(t), &dt, st);
   if (c || (c = read_shape(t, dims, &rank, st))) {
     TF_DeleteTensor(t);

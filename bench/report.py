@@ -1,0 +1,758 @@
+#!/usr/bin/env python3
+"""One benchmark report (spec/perf-anchors.md 7): runs W0-W5 and the feeder benchmark with every
+peer the venv has, in one run, and writes bench/out/report.json and bench/out/report.md.
+
+    scripts/bench report [--quick] [--update-readme]      (builds build-release first)
+    .venv/bin/python bench/report.py [--quick] [--update-readme] [--build DIR] [--data DIR]
+                                     [--out DIR] [--only W0,W1,...]
+
+Steps (each a program of bench/, its output kept in bench/out/logs/):
+  data  bench/gen_data (perf-anchors 7.2 D1-D5, seeded) into --data (default bench/data), reused
+        when its MANIFEST.json matches the seeds, row counts and file sizes;
+  W3    bench_queue (+ W0 naive ring, SPSC ring, memcpy) and bench/peers_queue.py (Python
+        queue.Queue, TF1 FIFOQueue);
+  W0    bench_readers (memchr line scan vs TextLineReader, gzip -dc vs GZIP reader, TFRecord);
+  W1    bench_decode --peers (D1, D4: tfq, libcsv, ceiling, pandas, pyarrow, DuckDB, TF decode_csv,
+        CsvDataset), bench_decode_mt + peers_datasets.py on D2 and D3;
+  W2    bench_decode_mt 1 and 2 threads on D1 and D5 + peers_datasets.py --threads 2;
+  W4    bench_e2e --peers (TF1 shuffle_batch, tf.data);
+  W5    bench/bench_cli.sh on D1 (tfq-cat vs shuf, pandas, DuckDB, TF1);
+  feed  bench/bench_feed.py (issue #8; only when bench_feed was built with the tensorflow feature).
+Figures never fail the command: a step that fails is recorded (status, log) and its rows are
+missing ("n/a" in the table).  The exit status is nonzero only when a benchmark's own correctness
+check fails (a checksum mismatch) or the data cannot be generated."""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PY = os.path.join(ROOT, ".venv", "bin", "python")
+D1_SCHEMA, D2_SCHEMA, D3_SCHEMA = "ffffffiiis", "if", "f" * 430
+GEN_VERSION = 1
+EXPECTED_SETS = {"D1": (1000000, "0xD1D1D1D1"), "D2": (10000000, "0xD2D2D2D2"),
+                 "D3": (20000, "0xD3D3D3D3"), "D4": (1000000, "0xD4D4D4D4"),
+                 "D5": (1000000, "0xD1D1D1D1")}
+
+
+# ---- machine ------------------------------------------------------------------------------------
+
+def sh(cmd):
+    try:
+        return subprocess.run(cmd, shell=True, capture_output=True, text=True,
+                              timeout=60).stdout.strip()
+    except Exception:
+        return ""
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return [float(x) for x in f.read().split()[:3]]
+
+
+def machine(build):
+    cpu = "unknown"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    flags = sh("grep -m1 '^flags' /proc/cpuinfo")
+    cc = ""
+    try:
+        with open(os.path.join(build, "meson-info", "intro-compilers.json")) as f:
+            c = json.load(f).get("host", {}).get("c", {})
+            cc = "%s %s" % (c.get("id", ""), c.get("version", ""))
+    except Exception:
+        cc = sh("cc --version | head -1")
+    opts = {}
+    try:
+        with open(os.path.join(build, "meson-info", "intro-buildoptions.json")) as f:
+            opts = {o["name"]: o["value"] for o in json.load(f)
+                    if o["name"] in ("buildtype", "b_ndebug", "optimization", "werror")}
+    except Exception:
+        pass
+    tf = sh("%s -c 'import os; os.environ[\"TF_CPP_MIN_LOG_LEVEL\"]=\"3\"; import tensorflow as t;"
+            " print(t.__version__)' 2>/dev/null" % PY) if os.path.exists(PY) else ""
+    vers = sh("%s -c 'import pandas, pyarrow, duckdb; print(pandas.__version__, pyarrow.__version__,"
+              " duckdb.__version__)' 2>/dev/null" % PY) if os.path.exists(PY) else ""
+    pv = (vers.split() + ["", "", ""])[:3]
+    return {
+        "cpu_model": cpu,
+        "cores": os.cpu_count(),
+        "hypervisor": " hypervisor" in flags,
+        "kernel": platform.release(),
+        "glibc": " ".join(platform.libc_ver()),
+        "compiler": cc,
+        "build_options": opts,
+        "python": sh("%s -V" % PY) if os.path.exists(PY) else "",
+        "tensorflow": tf or None,
+        "pandas": pv[0] or None, "pyarrow": pv[1] or None, "duckdb": pv[2] or None,
+        "git_commit": sh("git -C %s rev-parse --short HEAD" % ROOT),
+        "git_dirty": bool(sh("git -C %s status --porcelain -uno" % ROOT)),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "mem_total_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+    }
+
+
+# ---- running steps ------------------------------------------------------------------------------
+
+class Run:
+    def __init__(self, out, quick, from_logs=False):
+        self.out, self.quick, self.from_logs = out, quick, from_logs
+        self.logs = os.path.join(out, "logs")
+        os.makedirs(self.logs, exist_ok=True)
+        self.steps = []
+        self.rows = []
+        self.checks_failed = []
+
+    def step(self, name, argv, env=None, timeout=900):
+        """Runs argv, keeps stdout+stderr in logs/NAME.log, returns stdout ('' on failure).
+        With --from-logs, returns the stdout kept by an earlier run instead (re-renders a report)."""
+        if self.from_logs:
+            try:
+                with open(os.path.join(self.logs, name + ".log")) as f:
+                    text = f.read()
+                out = text.split("\n", 1)[1].rsplit("\n--- stderr ---\n", 1)[0]
+            except (OSError, IndexError):
+                out = ""
+            self.steps.append({"step": name, "status": "from log"})
+            return out
+        t0 = time.time()
+        la = loadavg()
+        shown = [os.path.relpath(x, ROOT) if x.startswith(ROOT) else x for x in argv]
+        print("[report] %-22s %s" % (name, " ".join(x if len(x) < 40 else x[:12] + "..."
+                                                     for x in shown)), flush=True)
+        e = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", **(env or {}))
+        try:
+            p = subprocess.run(argv, capture_output=True, text=True, env=e, timeout=timeout,
+                               cwd=ROOT)
+            out, err, rc = p.stdout, p.stderr, p.returncode
+        except subprocess.TimeoutExpired as x:
+            out = x.stdout.decode() if isinstance(x.stdout, bytes) else (x.stdout or "")
+            err, rc = "timeout after %d s" % timeout, "timeout"
+        except OSError as x:
+            out, err, rc = "", str(x), "error"
+        dt = time.time() - t0
+        with open(os.path.join(self.logs, name + ".log"), "w") as f:
+            f.write("$ %s\n%s\n--- stderr ---\n%s" % (" ".join(argv), out, err))
+        self.steps.append({"step": name, "seconds": round(dt, 1), "status": rc,
+                           "loadavg_start": la, "loadavg_end": loadavg()})
+        print("[report] %-22s %.0f s, exit %s, load %.2f" % (name, dt, rc, loadavg()[0]),
+              flush=True)
+        return out
+
+    def add(self, workload, impl, metric, value, unit, role, **extra):
+        if value is None:
+            return
+        r = {"workload": workload, "impl": impl, "metric": metric, "value": value, "unit": unit,
+             "role": role}
+        r.update(extra)
+        self.rows.append(r)
+
+
+def json_rows(text, prefix="ROW "):
+    out = []
+    for line in text.splitlines():
+        if line.startswith(prefix):
+            try:
+                out.append(json.loads(line[len(prefix):]))
+            except ValueError:
+                pass
+    return out
+
+
+# ---- data ---------------------------------------------------------------------------------------
+
+def ensure_data(run, build, data):
+    man = os.path.join(data, "MANIFEST.json")
+    ok = False
+    try:
+        with open(man) as f:
+            m = json.load(f)
+        ok = m.get("version") == GEN_VERSION and m.get("scale") == 1
+        for k, (rows, seed) in EXPECTED_SETS.items():
+            s = m["sets"][k]
+            ok = ok and s["rows"] == rows and s["seed"] == seed
+            if k == "D5":
+                parts = [os.path.join(data, "D5", "part-%02d.csv" % i) for i in range(16)]
+                ok = ok and all(os.path.exists(p) for p in parts) and \
+                    sum(os.path.getsize(p) for p in parts) == s["bytes"]
+            else:
+                p = os.path.join(data, k + ".csv")
+                ok = ok and os.path.exists(p) and os.path.getsize(p) == s["bytes"]
+    except Exception:
+        ok = False
+    if ok:
+        print("[report] data: reusing %s (MANIFEST matches)" % os.path.relpath(data, ROOT))
+        run.steps.append({"step": "data", "seconds": 0, "status": "reused"})
+    else:
+        run.step("data", [os.path.join(build, "bench", "gen_data"), data])
+        if not os.path.exists(man):
+            sys.exit("report: gen_data failed (see %s)" % run.logs)
+    with open(man) as f:
+        return json.load(f)
+
+
+# ---- the steps ----------------------------------------------------------------------------------
+
+def w3_queue(run, build):
+    args = ["--quick"] if run.quick else []
+    out = run.step("W3-queue", [os.path.join(build, "bench", "bench_queue"), "--quiet"] + args)
+    # The median of the probes is in the 64 KiB TARGET line (--quiet hides the per-probe lines).
+    probes = [float(x) for x in re.findall(r"vs memcpy ([0-9.]+) GB/s", out)]
+    if probes:
+        run.add("W0 limits", "memcpy (64 KiB chunks)", "bandwidth", statistics.median(probes),
+                "GB/s", "limit")
+    for r in json_rows(out):
+        if r.get("bench") != "queue":
+            continue
+        if not r.get("check_ok", True):
+            run.checks_failed.append("queue %s" % r)
+        cfg = "%s %s %s%s %dP%dC" % (r["kind"], fmt_elem(r["elem_bytes"]), r["mode"],
+                                     "(%d)" % r["batch"] if r["mode"] == "batch" else "",
+                                     r["producers"], r["consumers"])
+        if r["min_after_dequeue"]:
+            cfg = cfg.replace(r["kind"], "%s mad=%d" % (r["kind"], r["min_after_dequeue"]))
+        role = {"tfq": "tfq", "naive_ring": "peer", "spsc_ring": "limit"}[r["impl"]]
+        extra = dict(config=cfg, elem_bytes=r["elem_bytes"], mode=r["mode"], batch=r["batch"],
+                     layout="%dP%dC" % (r["producers"], r["consumers"]),
+                     items_per_s_min=r["items_per_s_min"], vcsw_per_1k=r["vcsw_per_1k"],
+                     cpu_ns_per_item=r["cpu_ns_per_item"], bytes_per_s=r["bytes_per_s_median"])
+        run.add("W3 queues", r["impl"] if r["impl"] != "tfq" else "tfq " + r["kind"],
+                "items/s", r["items_per_s_median"], "items/s", role, **extra)
+    qa = ["--runs", "1" if run.quick else "3", "--seconds", "0.3" if run.quick else "1"]
+    out = run.step("W3-queue-peers", [PY, os.path.join(ROOT, "bench", "peers_queue.py")] + qa)
+    for r in json_rows(out):
+        cfg = "FIFOQueue 8B %s%s 1P1C" % (r["mode"], "(%d)" % r["batch"] if r["mode"] == "batch"
+                                           else "")
+        run.add("W3 queues", r["impl"], "items/s", r["items_per_s_median"], "items/s", "peer",
+                config=cfg, elem_bytes=8, mode=r["mode"], batch=r["batch"], layout="1P1C",
+                items_per_s_min=r["items_per_s_min"])
+
+
+def fmt_elem(b):
+    return "%dKiB" % (b // 1024) if b % 1024 == 0 else "%dB" % b
+
+
+def w0_readers(run, build):
+    out = run.step("W0-readers", [os.path.join(build, "bench", "bench_readers"),
+                                  "64" if run.quick else "256"])
+    roles = {"memchr-scan": ("W1 TextLineReader", "limit"),
+             "tfq-textline": ("W1 TextLineReader", "tfq"),
+             "gzip-dc": ("W1 TextLineReader gzip", "peer"),
+             "tfq-textline-gzip": ("W1 TextLineReader gzip", "tfq"),
+             "tfq-tfrecord-read": ("W1 TFRecordReader", "tfq"),
+             "tfq-tfrecord-write": ("W1 TFRecordReader", "info")}
+    for r in json_rows(out):
+        w, role = roles.get(r["impl"], ("W1 readers", "info"))
+        run.add(w, r["impl"], "throughput", r["mb_per_s"], "MB/s", role)
+        if r["impl"] == "memchr-scan":
+            run.add("W0 limits", "memchr line scan", "throughput", r["mb_per_s"], "MB/s", "limit")
+
+
+DECODE_ROLES = {"tfq": "tfq", "ceiling": "limit", "libcsv-tok": "limit"}
+
+
+def add_decode(run, workload, r, ref):
+    role = DECODE_ROLES.get(r["impl"], "peer")
+    if r["impl"] == "libcsv-tok" and r["dataset"] == "D1":
+        role = "info"
+    ok = None
+    if ref is not None and r["impl"] not in ("libcsv-tok",):
+        ok = (r["rows"] == ref["rows"] and r["isum"] == ref["isum"] and r["nstr"] == ref["nstr"]
+              and abs(r["fsum"] - ref["fsum"]) <= 1e-5 * max(1.0, abs(ref["fsum"])))
+        if not ok:
+            run.checks_failed.append("%s %s checksum differs from tfq" % (workload, r["impl"]))
+    run.add(workload, r["impl"], "throughput", r["mb_per_s"], "MB/s", role,
+            mb_per_s_cpu=r["mb_per_s_cpu"], mb_per_s_best=r["mb_per_s_best"],
+            rows_per_s=r["rows_per_s"], checksum_ok=ok)
+
+
+def w1_decode(run, build, data):
+    runs = "1" if run.quick else "5"
+    env = {"TFQ_BENCH_PEER_RUNS": "1" if run.quick else "5"}
+    if run.quick:  # the TF peers take ~10 s and ~20 s per data set at 4-10 MB/s: D1 only
+        env["TFQ_BENCH_PEER_SKIP"] = "D4:tf-decode_csv,D4:tf-CsvDataset"
+    out = run.step("W1-decode-D1-D4", [os.path.join(build, "bench", "bench_decode"), "--runs", runs,
+                                       "--peers", PY, data], env=env)
+    rows = [r for r in json_rows(out) if r.get("bench") == "decode"]
+    for ds in ("D1", "D4"):
+        ref = next((r for r in rows if r["dataset"] == ds and r["impl"] == "tfq"), None)
+        for r in rows:
+            if r["dataset"] == ds:
+                add_decode(run, "W1 decode 1 thread %s" % ds, r, ref)
+        if ds == "D1":
+            c = next((r for r in rows if r["dataset"] == "D1" and r["impl"] == "ceiling"), None)
+            if c:
+                run.add("W0 limits", "split + fast number parse (D1)", "throughput",
+                        c["mb_per_s"], "MB/s", "limit", mb_per_s_cpu=c["mb_per_s_cpu"])
+        else:
+            c = next((r for r in rows if r["dataset"] == "D4" and r["impl"] == "libcsv-tok"), None)
+            if c:
+                run.add("W0 limits", "libcsv tokenize only (D4)", "throughput", c["mb_per_s"],
+                        "MB/s", "limit", mb_per_s_cpu=c["mb_per_s_cpu"])
+    for ds, schema in (("D2", D2_SCHEMA), ("D3", D3_SCHEMA)):
+        path = os.path.join(data, ds + ".csv")
+        out = run.step("W1-decode-" + ds, [os.path.join(build, "bench", "bench_decode_mt"),
+                                           "--runs", runs, path, schema, ds])
+        tq = [r for r in json_rows(out) if r.get("bench") == "decode_mt"]
+        out = run.step("W1-decode-%s-peers" % ds,
+                       [PY, os.path.join(ROOT, "bench", "peers_datasets.py"), "--runs",
+                        "1" if run.quick else "3", path, schema, ds])
+        ref = tq[0] if tq else None
+        for r in tq + json_rows(out):
+            add_decode(run, "W1 decode 1 thread %s" % ds, r, ref)
+
+
+def w2_decode(run, build, data):
+    runs = "1" if run.quick else "5"
+    for ds, path in (("D1", os.path.join(data, "D1.csv")), ("D5", os.path.join(data, "D5"))):
+        out = run.step("W2-decode-" + ds, [os.path.join(build, "bench", "bench_decode_mt"),
+                                           "--runs", runs, "--threads", "1,2", path, D1_SCHEMA, ds])
+        tq = {r["threads"]: r for r in json_rows(out) if r.get("bench") == "decode_mt"}
+        out = run.step("W2-decode-%s-peers" % ds,
+                       [PY, os.path.join(ROOT, "bench", "peers_datasets.py"), "--runs",
+                        "1" if run.quick else "3", "--threads", "2", "--peers", "pyarrow,duckdb",
+                        path, D1_SCHEMA, ds])
+        w = "W2 decode 2 threads %s%s" % (ds, " (16 files)" if ds == "D5" else "")
+        ref = tq.get(2)
+        if ref:
+            add_decode(run, w, dict(ref, impl="tfq"), ref)
+        if 1 in tq:
+            add_decode(run, w, dict(tq[1], impl="tfq 1 thread"), ref)
+            run.rows[-1]["role"] = "info"
+        for r in json_rows(out):
+            add_decode(run, w, r, ref)
+        if 1 in tq and 2 in tq:
+            run.add(w, "tfq scaling 2t/1t", "scaling", tq[2]["mb_per_s"] / tq[1]["mb_per_s"], "x",
+                    "info", scaling_cpu=tq[2]["mb_per_s_cpu"] / tq[1]["mb_per_s_cpu"])
+
+
+def w4_e2e(run, build, data):
+    args = ["--dir", data]
+    if run.quick:
+        args += ["--rows", "300000", "--peer-rows", "30000", "--runs", "3"]
+    out = run.step("W4-e2e", [os.path.join(build, "bench", "bench_e2e"), "--peers", PY] + args,
+                   timeout=1200)
+    for r in json_rows(out):
+        if r.get("bench") != "e2e":
+            continue
+        impl = r["impl"] if r["impl"] != "tfq" else "tfq (%s file)" % r["file"]
+        role = "tfq" if r["impl"] == "tfq" and r["file"] == "prefix" else \
+            "info" if r["impl"] in ("tfq", "tf1-read1") else "peer"
+        run.add("W4 end-to-end 2 readers", impl, "examples/s", r["ex_per_s"], "ex/s", role,
+                rows=r["rows"], mb_per_s=r["mb_per_s"], ttfb_ms=r["ttfb_ms"],
+                cpu_s_per_1m=r["cpu_s_per_1m"])
+    if "CHECKSUM MISMATCH" in out:
+        run.checks_failed.append("e2e checksum mismatch")
+
+
+def w5_cli(run, build, data):
+    env = {"RUNS": "2" if run.quick else "5", "TFQ_CAT": os.path.join(build, "tools", "tfq-cat"),
+           "PYTHON": PY}
+    if run.quick:
+        env["RUNS"] = "1"
+    out = run.step("W5-cli", ["sh", os.path.join(ROOT, "bench", "bench_cli.sh"),
+                              os.path.join(data, "D1.csv")], env=env)
+    for r in json_rows(out):
+        role = {"tfq-cat": "tfq", "shuf": "limit", "tfq-cat-whole-file": "info"}.get(r["impl"],
+                                                                                      "peer")
+        run.add("W5 CLI preview (5 x 32 rows of D1)", r["impl"], "wall", r["wall_s"] * 1e3, "ms",
+                role, runs=r["runs"])
+
+
+def feed(run, build):
+    exe = os.path.join(build, "bench", "bench_feed")
+    if not os.path.exists(exe):
+        run.steps.append({"step": "feed", "status": "skipped (bench_feed not built)"})
+        return
+    script = os.path.join(ROOT, "bench", "bench_feed.py")
+    n = ["--records", "50000", "--tfos-records", "5000"] if run.quick else []
+    if run.quick and "--repeat" in sh("%s %s --help" % (PY, script)):
+        n += ["--repeat", "1"]
+    out = run.step("feed", [PY, script, "--bench", exe] + n, timeout=900)
+    seen = set()
+    for line in out.splitlines():
+        # "NAME(52) [THREADS] RECORDS SECONDS RECORDS/S [ps us/row, self us/row, note]"
+        m = re.match(r"^(.{52}) +(?:(\d+) +)?(\d+) +([0-9.]+) +(\d+)(?: .*)?$", line)
+        if not m:
+            continue
+        name = m.group(1).strip()
+        if m.group(2):
+            name += " (%s thr)" % m.group(2)
+        if name in seen:
+            continue
+        seen.add(name)
+        role = "tfq" if name.startswith("tfq feeder, client") else \
+            "limit" if name.startswith("ceiling") else \
+            "peer" if name.startswith(("Python", "TensorFlowOnSpark")) else "info"
+        run.add("Feed a TF cluster queue (issue #8)", name, "records/s", float(m.group(5)),
+                "records/s", role, records=int(m.group(3)))
+
+
+# ---- the report ---------------------------------------------------------------------------------
+
+def rows_of(rows, workload):
+    return [r for r in rows if r["workload"] == workload]
+
+
+def best(rows, role, lower=False):
+    c = [r for r in rows if r["role"] == role]
+    if not c:
+        return None
+    return (min if lower else max)(c, key=lambda r: r["value"])
+
+
+def ratio(a, b, lower=False):
+    if a is None or b is None or not b["value"] or not a["value"]:
+        return None
+    return b["value"] / a["value"] if lower else a["value"] / b["value"]
+
+
+def find(rows, workload, impl=None, config=None):
+    for r in rows:
+        if r["workload"] == workload and (impl is None or r["impl"] == impl) and \
+                (config is None or r.get("config") == config):
+            return r
+    return None
+
+
+def cpu_note(a, b):
+    """The same ratio by process CPU time (steadier than wall time on a loaded machine)."""
+    if a and b and a.get("mb_per_s_cpu") and b.get("mb_per_s_cpu"):
+        return "by CPU time %.2f" % (a["mb_per_s_cpu"] / b["mb_per_s_cpu"])
+    return ""
+
+
+def targets(rows):
+    """(issue, what, value, bound, at_least, note) for each issue target."""
+    t = []
+
+    def q(cfg, impl=None):
+        return next((r for r in rows if r["workload"] == "W3 queues" and r.get("config") == cfg
+                     and (impl is None or r["impl"] == impl)), None)
+
+    def add(issue, what, value, bound, at_least=True, note=""):
+        t.append((issue, what, value, bound, at_least, note))
+
+    tb, ts = q("FIFOQueue 8B batch(128) 1P1C", "tfq FIFOQueue"), q("FIFOQueue 8B single 1P1C",
+                                                                      "tfq FIFOQueue")
+    nb = q("naive-ring 8B single 1P1C")
+    add("#2", "W3 FIFO batch(128) 1P1C / naive ring (1 item/lock)", ratio(tb, nb), 3.0)
+    add("#2", "W3 FIFO single 1P1C / naive ring", ratio(ts, nb), 1.0)
+    add("#2", "W3 FIFO single 1P1C voluntary ctx switches per 1k items",
+        ts.get("vcsw_per_1k") if ts else None, 1.0, False)
+    tf1b = q("FIFOQueue 8B batch(128) 1P1C", "tf1-fifo")
+    add("perf 7.4", "W3 FIFO batch(128) 1P1C / TF1 FIFOQueue batch(128)", ratio(tb, tf1b), 100.0)
+    sp = q("spsc-ring 8B single 1P1C")
+    add("perf 7.4", "W3 FIFO batch(128) 1P1C / SPSC ring ceiling", ratio(tb, sp), 0.25)
+    b64 = q("FIFOQueue 64KiB batch(16) 1P1C", "tfq FIFOQueue")
+    mc = find(rows, "W0 limits", "memcpy (64 KiB chunks)")
+    add("#3", "W3 64 KiB FIFO batch 1P1C bytes/s / memcpy",
+        b64["bytes_per_s"] / (mc["value"] * 1e9) if b64 and mc else None, 0.35)
+    tl, mm = find(rows, "W1 TextLineReader", "tfq-textline"), find(rows, "W1 TextLineReader",
+                                                                   "memchr-scan")
+    add("#4", "TextLineReader read_up_to / memchr line scan", ratio(tl, mm), 0.5)
+    gz, gd = find(rows, "W1 TextLineReader gzip", "tfq-textline-gzip"), \
+        find(rows, "W1 TextLineReader gzip", "gzip-dc")
+    add("#4", "TextLineReader GZIP / gzip -dc", ratio(gz, gd), 0.8)
+    d1 = rows_of(rows, "W1 decode 1 thread D1")
+    d1t = find(rows, "W1 decode 1 thread D1", "tfq")
+    bp = best(d1, "peer")
+    add("#5", "W1 D1 tfq / best peer (%s)" % (bp["impl"] if bp else "n/a"), ratio(d1t, bp), 1.3,
+        note=cpu_note(d1t, bp))
+    ce = find(rows, "W1 decode 1 thread D1", "ceiling")
+    add("#5", "W1 D1 tfq / split + fast-parse ceiling", ratio(d1t, ce), 0.6, note=cpu_note(d1t, ce))
+    d4t = find(rows, "W1 decode 1 thread D4", "tfq")
+    lt = find(rows, "W1 decode 1 thread D4", "libcsv-tok")
+    add("#5", "W1 D4 tfq / libcsv tokenize-only", ratio(d4t, lt), 0.9, note=cpu_note(d4t, lt))
+    bp4 = best(rows_of(rows, "W1 decode 1 thread D4"), "peer")
+    add("perf 7.4", "W1 D4 tfq / best peer (%s)" % (bp4["impl"] if bp4 else "n/a"),
+        ratio(d4t, bp4), 1.3, note=cpu_note(d4t, bp4))
+    w2 = rows_of(rows, "W2 decode 2 threads D1")
+    t2, dd = find(rows, "W2 decode 2 threads D1", "tfq"), find(rows, "W2 decode 2 threads D1",
+                                                               "duckdb-2t")
+    add("perf 7.4", "W2 D1 tfq 2 threads / DuckDB 2 threads", ratio(t2, dd), 1.2,
+        note=cpu_note(t2, dd))
+    sc = next((r for r in w2 if r["metric"] == "scaling"), None)
+    add("perf 7.4", "W2 D1 tfq scaling 1 -> 2 threads", sc["value"] if sc else None, 1.7,
+        note="bytes per CPU-second 2t/1t %.2f" % sc["scaling_cpu"] if sc else "")
+    w4 = rows_of(rows, "W4 end-to-end 2 readers")
+    e2e = find(rows, "W4 end-to-end 2 readers", "tfq (prefix file)")
+    add("#6", "W4 tfq / TF1 shuffle_batch",
+        ratio(e2e, find(rows, "W4 end-to-end 2 readers", "tf1-shuffle_batch")), 20.0)
+    tfd = best([r for r in w4 if r["impl"].startswith("tfdata")], "peer")
+    add("#6", "W4 tfq / best tf.data (%s)" % (tfd["impl"] if tfd else "n/a"), ratio(e2e, tfd), 5.0)
+    full = find(rows, "W4 end-to-end 2 readers", "tfq (full file)")
+    add("perf 7.4", "W4 tfq examples/s (full file) / W1 tfq D1 rows/s",
+        full["value"] / d1t["rows_per_s"] if full and d1t else None, 0.7)
+    pt = [r.get("ttfb_ms") for r in w4 if r["role"] == "peer" and r.get("ttfb_ms")]
+    add("perf 7.4", "W4 time to first batch tfq / best peer",
+        full["ttfb_ms"] / min(pt) if full and pt else None, 0.5, False)
+    w5 = rows_of(rows, "W5 CLI preview (5 x 32 rows of D1)")
+    cat = find(w5, w5[0]["workload"], "tfq-cat") if w5 else None
+    add("#7", "W5 tfq-cat preview wall time (ms; 'starts printing < 50 ms')",
+        cat["value"] if cat else None, 50.0, False)
+    fp = best(w5, "peer", lower=True)
+    add("perf 7.4", "W5 tfq-cat / fastest peer (%s)" % (fp["impl"] if fp else "n/a"),
+        cat["value"] / fp["value"] if cat and fp else None, 0.5, False)
+    sf = find(w5, w5[0]["workload"], "shuf") if w5 else None
+    add("perf 7.4", "W5 tfq-cat / shuf -n 160", cat["value"] / sf["value"] if cat and sf else None,
+        2.0, False)
+    fd = rows_of(rows, "Feed a TF cluster queue (issue #8)")
+    ft = next((r for r in fd if r["role"] == "tfq"), None)
+    add("#8", "tfq feeder / best Python feeder", ratio(ft, best(fd, "peer")), 5.0)
+    return t
+
+
+def fmt(v, unit=""):
+    if v is None:
+        return "n/a"
+    v = float(v)
+    if (abs(v) >= 1e6 or (unit in ("items/s", "ex/s", "records/s",
+                                                                 "rows/s") and abs(v) >= 1e4)):
+        return "%.3gM" % (v / 1e6) if abs(v) >= 1e6 else "%.0fk" % (v / 1e3)
+    if abs(v) >= 100:
+        return "%.0f" % v
+    if abs(v) >= 10:
+        return "%.1f" % v
+    return "%.3g" % v
+
+
+def md_table(rows, workload):
+    rs = rows_of(rows, workload)
+    if not rs:
+        return ""
+    lower = rs[0]["unit"] == "ms"
+    tq = next((r for r in rs if r["role"] == "tfq"), None)
+    peer = best(rs, "peer", lower)
+    lim = best(rs, "limit", lower)
+    out = ["### %s" % workload, ""]
+    has_cpu = any("mb_per_s_cpu" in r for r in rs)
+    hdr = "| impl | role | %s (%s)%s | tfq / this |" % (rs[0]["metric"], rs[0]["unit"],
+                                                       " | by CPU time" if has_cpu else "")
+    out += [hdr, "|" + "---|" * (hdr.count("|") - 1)]
+    for r in rs:
+        if r["metric"] == "scaling":
+            continue
+        rt = ratio(tq, r, lower) if tq and r is not tq and r["role"] != "info" else None
+        cpu = " | %s" % fmt(r.get("mb_per_s_cpu")) if has_cpu else ""
+        chk = " (checksum differs!)" if r.get("checksum_ok") is False else ""
+        extra = ""
+        if "ttfb_ms" in r:
+            extra = " (first batch %.1f ms, %.2f CPU-s/1M)" % (r["ttfb_ms"], r["cpu_s_per_1m"])
+        out.append("| %s%s%s | %s | %s%s | %s |" % (r["impl"], chk, extra, r["role"],
+                                                     fmt(r["value"], r["unit"]), cpu,
+                                                     "%.2fx" % rt if rt else ""))
+    sc = next((r for r in rs if r["metric"] == "scaling"), None)
+    out.append("")
+    out.append("tfq / best peer%s: **%s**; tfq / limit%s: **%s**%s" % (
+        " (%s)" % peer["impl"] if peer else "", "%.2fx" % ratio(tq, peer, lower)
+        if ratio(tq, peer, lower) else "n/a", " (%s)" % lim["impl"] if lim else "",
+        "%.2fx" % ratio(tq, lim, lower) if ratio(tq, lim, lower) else "n/a",
+        "; scaling 1 -> 2 threads %.2fx (bytes per CPU-second 2t/1t %.2fx)" % (
+            sc["value"], sc["scaling_cpu"])
+        if sc else ""))
+    out.append("")
+    return "\n".join(out)
+
+
+def md_queue(rows):
+    rs = rows_of(rows, "W3 queues")
+    if not rs:
+        return ""
+    cfgs = []
+    for r in rs:
+        if r.get("config") not in cfgs:
+            cfgs.append(r["config"])
+    out = ["### W3 queues", "",
+           "Items/s (median); peers of the same configuration: the naive mutex+condvar ring, TF1 "
+           "FIFOQueue, Python queue.Queue; limits: the SPSC ring (8 B single 1P1C) and memcpy "
+           "(64 KiB).", "",
+           "| configuration | tfq items/s | MB/s | vcsw/1k | naive ring | TF1 FIFOQueue | "
+           "py queue.Queue | tfq / best peer |", "|---|---|---|---|---|---|---|---|"]
+    for kind_cfg in cfgs:
+        t = next((r for r in rs if r["config"] == kind_cfg and r["role"] == "tfq"), None)
+        if not t:
+            continue
+        base = kind_cfg.split(" ", 1)[1] if " " in kind_cfg else kind_cfg
+        base = re.sub(r"^mad=\d+ ", "", base)
+        nv = next((r for r in rs if r["impl"] == "naive_ring" and r["config"] ==
+                   "naive-ring " + base), None)
+        tf = next((r for r in rs if r["impl"] == "tf1-fifo" and r["config"] == "FIFOQueue " + base),
+                  None) if kind_cfg.startswith("FIFOQueue") else None
+        pq = next((r for r in rs if r["impl"] == "py-queue" and r["config"] == "FIFOQueue " + base),
+                  None) if kind_cfg.startswith("FIFOQueue") else None
+        ps = [p for p in (nv, tf, pq) if p]
+        bp = max(ps, key=lambda p: p["value"]) if ps else None
+        out.append("| %s | %s | %s | %.2f | %s | %s | %s | %s |" % (
+            kind_cfg, fmt(t["value"], "items/s"), fmt(t["bytes_per_s"] / 1e6),
+            t["vcsw_per_1k"], fmt(nv["value"], "items/s") if nv else "",
+            fmt(tf["value"], "items/s") if tf else "", fmt(pq["value"], "items/s") if pq else "",
+            "%.2fx" % (t["value"] / bp["value"]) if bp else ""))
+    sp = next((r for r in rs if r["impl"] == "spsc_ring"), None)
+    if sp:
+        out += ["", "SPSC ring ceiling (8 B single 1P1C): %s items/s." % fmt(sp["value"],
+                                                                             "items/s")]
+    out.append("")
+    return "\n".join(out)
+
+
+def write_md(path, mach, rows, tg, steps, quick, total_s):
+    la0, la1 = mach["loadavg_before"], mach["loadavg_after"]
+    lines = ["# tfq benchmark report", "",
+             "%s — %s, %d cores%s, kernel %s, %s; TF %s, pandas %s, pyarrow %s, DuckDB %s; "
+             "commit %s%s. Mode: %s; %.0f s in all." % (
+                 mach["date"], mach["cpu_model"], mach["cores"],
+                 " (VM)" if mach["hypervisor"] else "", mach["kernel"], mach["compiler"],
+                 mach["tensorflow"], mach["pandas"], mach["pyarrow"], mach["duckdb"],
+                 mach["git_commit"], " (dirty tree)" if mach["git_dirty"] else "",
+                 "--quick" if quick else "full", total_s), "",
+             "**Load average** before %s, after %s (1/5/15 min). Above ~2 on this 2-core machine "
+             "other work competed with the benchmarks and wall-clock figures are low and noisy; "
+             "the decode tables also give rates by process CPU time." % (
+                 " / ".join("%.2f" % x for x in la0), " / ".join("%.2f" % x for x in la1)), "",
+             "Roles: *tfq* is ours, *peer* a competitor measured in the same run, *limit* a "
+             "ceiling (W0), *info* context. \"tfq / this\" > 1 means tfq is faster (for wall "
+             "times: tfq takes less time).", "", "## Targets of the issues", "",
+             "| issue | target | measured | bound | result |", "|---|---|---|---|---|"]
+    for issue, what, value, bound, at_least, note in tg:
+        res = "n/a (peer or step missing)" if value is None else \
+            ("met" if (value >= bound if at_least else value <= bound) else "**missed**")
+        lines.append("| %s | %s | %s%s | %s %g | %s |" % (
+            issue, what, fmt(value) if value is None else "%.3g" % value,
+            " (%s)" % note if note else "", ">=" if at_least else "<=", bound, res))
+    lines += ["", "## Workloads", ""]
+    order = ["W0 limits", "W1 decode 1 thread D1", "W1 decode 1 thread D4",
+             "W1 decode 1 thread D2", "W1 decode 1 thread D3", "W1 TextLineReader",
+             "W1 TextLineReader gzip", "W1 TFRecordReader", "W2 decode 2 threads D1",
+             "W2 decode 2 threads D5 (16 files)", "W3 queues", "W4 end-to-end 2 readers",
+             "W5 CLI preview (5 x 32 rows of D1)", "Feed a TF cluster queue (issue #8)"]
+    for w in order:
+        if w == "W3 queues":
+            lines.append(md_queue(rows) or "### W3 queues\n\nn/a (step missing)\n")
+        elif w == "W0 limits":
+            rs = rows_of(rows, w)
+            if rs:
+                lines += ["### W0 limits", "", "| probe | figure |", "|---|---|"]
+                lines += ["| %s | %s %s |" % (r["impl"], fmt(r["value"], r["unit"]), r["unit"])
+                          for r in rs]
+                sp = next((r for r in rows if r["impl"] == "spsc_ring"), None)
+                nv = next((r for r in rows if r.get("config") == "naive-ring 8B single 1P1C"), None)
+                for r, nm in ((nv, "naive mutex+condvar ring, 8 B single 1P1C"),
+                              (sp, "SPSC ring, 8 B single 1P1C")):
+                    if r:
+                        lines.append("| %s | %s items/s |" % (nm, fmt(r["value"], "items/s")))
+                lines.append("")
+        else:
+            lines.append(md_table(rows, w) or "### %s\n\nn/a (step missing)\n" % w)
+    lines += ["## Steps", "", "| step | seconds | exit | load at start |", "|---|---|---|---|"]
+    for s in steps:
+        lines.append("| %s | %s | %s | %s |" % (s["step"], s.get("seconds", ""), s["status"],
+                                               "%.2f" % s["loadavg_start"][0]
+                                               if "loadavg_start" in s else ""))
+    lines.append("")
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+
+
+def update_readme(md_path, mach):
+    readme = os.path.join(ROOT, "README.md")
+    with open(readme) as f:
+        text = f.read()
+    b, e = "<!-- bench-table:begin -->", "<!-- bench-table:end -->"
+    if b not in text or e not in text:
+        print("[report] README.md has no %s ... %s block; not updated" % (b, e))
+        return
+    with open(md_path) as f:
+        md = f.read()
+    m = re.search(r"## Targets of the issues\n\n(.*?)\n\n", md, re.S)
+    block = "%s\n_Latest `scripts/bench report` (%s, %s, %d cores, load average %s before / %s " \
+            "after):_\n\n%s\n\nFull tables: `bench/out/report.md`.\n%s" % (
+                b, mach["date"], mach["cpu_model"], mach["cores"],
+                "%.2f" % mach["loadavg_before"][0], "%.2f" % mach["loadavg_after"][0],
+                m.group(1) if m else "(no targets)", e)
+    text = text[:text.index(b)] + block + text[text.index(e) + len(e):]
+    with open(readme, "w") as f:
+        f.write(text)
+    print("[report] README.md bench table updated")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--update-readme", action="store_true")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build-release"))
+    ap.add_argument("--data", default=os.path.join(ROOT, "bench", "data"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
+    ap.add_argument("--only", default="W0,W1,W2,W3,W4,W5,feed")
+    ap.add_argument("--from-logs", action="store_true",
+                    help="re-render report.json/.md from bench/out/logs of an earlier run")
+    a = ap.parse_args()
+    t0 = time.time()
+    os.makedirs(a.out, exist_ok=True)
+    old = None
+    if a.from_logs:
+        try:
+            with open(os.path.join(a.out, "report.json")) as f:
+                old = json.load(f)
+        except (OSError, ValueError):
+            old = None
+    mach = old["machine"] if old else machine(a.build)
+    if not old:
+        mach["loadavg_before"] = loadavg()
+    run = Run(a.out, a.quick, a.from_logs)
+    only = set(a.only.split(","))
+    ensure_data(run, a.build, a.data)
+    if "W3" in only:
+        w3_queue(run, a.build)
+    if "W0" in only:
+        w0_readers(run, a.build)
+    if "W1" in only:
+        w1_decode(run, a.build, a.data)
+    if "W2" in only:
+        w2_decode(run, a.build, a.data)
+    if "W4" in only:
+        w4_e2e(run, a.build, a.data)
+    if "W5" in only:
+        w5_cli(run, a.build, a.data)
+    if "feed" in only:
+        feed(run, a.build)
+    if old:
+        total, run.steps = old["seconds"], old["steps"]
+    else:
+        mach["loadavg_after"] = loadavg()
+        total = time.time() - t0
+    tg = targets(run.rows)
+    rep = {"machine": mach, "mode": old["mode"] if old else "quick" if a.quick else "full", "seconds": round(total, 1),
+           "steps": run.steps, "checks_failed": run.checks_failed,
+           "targets": [{"issue": i, "target": w, "value": v, "bound": b,
+                        "op": ">=" if al else "<=",
+                        "met": None if v is None else (v >= b if al else v <= b), "note": nt}
+                       for i, w, v, b, al, nt in tg],
+           "rows": run.rows}
+    jp, mp = os.path.join(a.out, "report.json"), os.path.join(a.out, "report.md")
+    with open(jp, "w") as f:
+        json.dump(rep, f, indent=1)
+    write_md(mp, mach, run.rows, tg, run.steps, rep["mode"] == "quick", total)
+    print("[report] %d rows in %.0f s; load average %s -> %s" % (
+        len(run.rows), total, mach["loadavg_before"], mach["loadavg_after"]))
+    print("[report] wrote %s and %s" % (os.path.relpath(jp, ROOT), os.path.relpath(mp, ROOT)))
+    if a.update_readme:
+        update_readme(mp, mach)
+    if run.checks_failed:
+        print("[report] CORRECTNESS CHECKS FAILED: %s" % "; ".join(run.checks_failed))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
