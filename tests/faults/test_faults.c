@@ -896,15 +896,16 @@ static int pipeline_finish(pipeline *pl, tfq_code code, const char *const *want,
 }
 
 /* With one reader thread the records before the fault are exactly those of files 1-2 and the
- * first FAULT_REC of file 3; with several, each record arrives at most once and none after the
- * fault in file 3. */
+ * first FAULT_REC of file 3, and nothing after the fault arrives; with several threads sharing
+ * the reader, each record arrives at most once (another thread may already hold a later batch
+ * of file 3 and enqueue it before the stop reaches it, as in TF). */
 static void check_seen(const int *seen, int exact) {
   for (int f = 0; f < NFILES; f++)
     for (int i = 0; i < PER_FILE; i++) {
       int s = seen[f * PER_FILE + i];
       int before = f < FAULT_FILE || (f == FAULT_FILE && i < FAULT_REC);
       cr_assert_leq(s, 1, "record %d of file %d delivered %d times", i, f + 1, s);
-      if (f == FAULT_FILE && i >= FAULT_REC)
+      if (exact && f == FAULT_FILE && i >= FAULT_REC)
         cr_assert_eq(s, 0, "record %d of file 3 comes after the fault", i);
       if (exact) cr_assert_eq(s, before, "record %d of file %d: seen %d", i, f + 1, s);
     }
