@@ -351,8 +351,10 @@ int main(int argc, char **argv) {
   double bw_full, bw_pre;
   result rf = measure(full, &pp, runs, &bw_full);
   print_row("tfq", "full", n, &rf);
-  result rp = measure(prefix, &pp, runs, &bw_pre);
-  print_row("tfq", "prefix", pn, &rp);
+  /* --peer-rows equal to --rows: the prefix is the full file, measured once. */
+  bw_pre = bw_full;
+  result rp = prows == nrows ? rf : measure(prefix, &pp, runs, &bw_pre);
+  if (prows != nrows) print_row("tfq", "prefix", pn, &rp);
   printf("  (tfq best-of-runs: full %.0f ex/s, prefix %.0f ex/s)\n", rf.rows / bw_full,
          rp.rows / bw_pre);
   fflush(stdout);

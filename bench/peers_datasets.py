@@ -9,7 +9,11 @@ of non-empty strings).  Median of --runs runs after a warm-up; prints a readable
 
 Peers (T = --threads, default 1): pandas-c (read_csv, C engine; T = 1 only), pyarrow-Tt
 (pyarrow.csv, use_threads = T > 1; Arrow's pool then uses every core), duckdb-Tt (read_csv with
-SET threads = T).  A missing peer prints n/a."""
+SET threads = T), tfdata-Tt (tf.data with T threads: a file is read as TextLineDataset -> batch(1024)
+-> map(decode_csv, num_parallel_calls=T); a directory as Dataset.from_tensor_slices(files) ->
+interleave(CsvDataset -> batch(1024), cycle_length=T, num_parallel_calls=T); private thread pool
+of T threads; not in the default --peers, bench/report.py asks for it in W2).  A missing peer
+prints n/a."""
 import argparse
 import os
 import statistics
@@ -103,6 +107,40 @@ def duckdb_peer(paths, schema, threads):
     return run
 
 
+def tfdata_peer(paths, schema, threads):
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import tensorflow as tf
+    defaults = [[0.0] if t == "f" else [0] if t == "i" else [""] for t in schema]
+    cdefaults = [tf.constant(d[0], tf.float32 if t == "f" else tf.int32 if t == "i" else tf.string)
+                 for d, t in zip(defaults, schema)]
+    fi = [i for i, t in enumerate(schema) if t == "f"]
+    ii = [i for i, t in enumerate(schema) if t == "i"]
+    si = [i for i, t in enumerate(schema) if t == "s"]
+
+    def make():
+        if len(paths) == 1:
+            ds = (tf.data.TextLineDataset(paths[0]).batch(1024)
+                  .map(lambda l: tuple(tf.io.decode_csv(l, defaults)), num_parallel_calls=threads))
+        else:
+            ds = tf.data.Dataset.from_tensor_slices(paths).interleave(
+                lambda f: tf.data.experimental.CsvDataset(f, cdefaults).batch(1024),
+                cycle_length=threads, num_parallel_calls=threads)
+        opt = tf.data.Options()
+        opt.threading.private_threadpool_size = threads
+        return ds.with_options(opt)
+
+    def run():
+        fs, is_, ns, rows = 0.0, 0, 0, 0
+        for cols in make():
+            fs += float(sum(tf.reduce_sum(tf.cast(cols[i], tf.float64)) for i in fi))
+            is_ += int(sum(tf.reduce_sum(tf.cast(cols[i], tf.int64)) for i in ii))
+            ns += int(sum(tf.reduce_sum(tf.cast(tf.strings.length(cols[i]) > 0, tf.int64))
+                          for i in si))
+            rows += int(cols[0].shape[0])
+        return fs, is_, ns, rows
+    return run
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
@@ -115,7 +153,8 @@ def main():
     paths = files_of(a.path)
     size = sum(os.path.getsize(p) for p in paths)
     for peer in a.peers.split(","):
-        mk = {"pandas-c": pandas_peer, "pyarrow": pyarrow_peer, "duckdb": duckdb_peer}[peer]
+        mk = {"pandas-c": pandas_peer, "pyarrow": pyarrow_peer, "duckdb": duckdb_peer,
+              "tfdata": tfdata_peer}[peer]
         if peer == "pandas-c" and a.threads > 1:
             continue
         name = peer if peer == "pandas-c" else "%s-%dt" % (peer, a.threads)

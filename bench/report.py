@@ -10,16 +10,19 @@ Steps (each a program of bench/, its output kept in bench/out/logs/):
   data  bench/gen_data (perf-anchors 7.2 D1-D5, seeded) into --data (default bench/data), reused
         when its MANIFEST.json matches the seeds, row counts and file sizes;
   W3    bench_queue (+ W0 naive ring, SPSC ring, memcpy) and bench/peers_queue.py (Python
-        queue.Queue, TF1 FIFOQueue);
+        queue.Queue, TF1 FIFOQueue); bench_queue_lat (ping-pong RTT, close latency, capacities 1
+        and 10,000 in 1P1C/1P2C/2P1C; naive ring, cache-line ping-pong) and peers_queue.py --lat;
   W0    bench_readers (memchr line scan vs TextLineReader, gzip -dc vs GZIP reader, TFRecord);
   W1    bench_decode --peers (D1, D4: tfq, libcsv, ceiling, pandas, pyarrow, DuckDB, TF decode_csv,
         CsvDataset), bench_decode_mt + peers_datasets.py on D2 and D3;
-  W2    bench_decode_mt 1 and 2 threads on D1 and D5 + peers_datasets.py --threads 2;
-  W4    bench_e2e --peers (TF1 shuffle_batch, tf.data);
+  W2    bench_decode_mt 1 and 2 threads on D1 and D5 + peers_datasets.py --threads 2 (pyarrow,
+        DuckDB, tf.data num_parallel_calls=2);
+  W4    bench_e2e --peers (TF1 shuffle_batch, tf.data), then bench_e2e --threads 1 and 4;
   W5    bench/bench_cli.sh on D1 (tfq-cat vs shuf, pandas, DuckDB, TF1);
   feed  bench/bench_feed.py (issue #8; only when bench_feed was built with the tensorflow feature).
 Figures never fail the command: a step that fails is recorded (status, log) and its rows are
-missing ("n/a" in the table).  The exit status is nonzero only when a benchmark's own correctness
+missing ("n/a" in the table).  --only takes W0..W5 and feed, or the parts W3lat (bench_queue_lat
+and its peers only), W2tfdata (the tf.data 2-thread peer only) and W4threads (1 and 4 readers only).  The exit status is nonzero only when a benchmark's own correctness
 check fails (a checksum mismatch) or the data cannot be generated."""
 import argparse
 import datetime
@@ -238,6 +241,35 @@ def w3_queue(run, build):
                 items_per_s_min=r["items_per_s_min"])
 
 
+def w3_lat(run, build):
+    out = run.step("W3-queue-lat", [os.path.join(build, "bench", "bench_queue_lat")] +
+                   (["--quick"] if run.quick else []))
+    peers = run.step("W3-queue-lat-peers",
+                     [PY, os.path.join(ROOT, "bench", "peers_queue.py"), "--lat", "--runs",
+                      "1" if run.quick else "3", "--seconds", "0.15" if run.quick else "0.3",
+                      "--reps", "3" if run.quick else "8"])
+    for r in json_rows(out) + json_rows(peers):
+        if r.get("bench") not in ("queue_lat", "queue_lat_peers"):
+            continue
+        if r.get("check_ok") is False:
+            run.checks_failed.append("queue_lat %s" % r)
+        impl = "tfq " + r["kind"] if r["impl"] == "tfq" else r["impl"]
+        role = "tfq" if r["impl"] == "tfq" else "limit" if r["impl"] == "spin" else "peer"
+        if r["test"] == "pingpong":
+            run.add("W3 ping-pong RTT", impl, "RTT p50", r["rtt_ns_p50"], "ns", role,
+                    rtt_ns_p99=r["rtt_ns_p99"], rtt_ns_mean=r["rtt_ns_mean"],
+                    vcsw_per_rt=r.get("vcsw_per_rt"), rounds=r["rounds"])
+        elif r["test"] == "close":
+            run.add("W3 close latency", impl, "close -> all %d waiters returned" % r["waiters"],
+                    r["lat_us_median"], "us", role, scenario=r["scenario"],
+                    lat_us_max=r["lat_us_max"], reps=r["reps"], waiters=r["waiters"])
+        elif r["test"] == "layout":
+            run.add("W3 layouts and capacities", impl, "items/s", r["items_per_s_median"],
+                    "items/s", role, config="cap %d %dP%dC" % (r["capacity"], r["producers"],
+                                                              r["consumers"]),
+                    items_per_s_min=r["items_per_s_min"], vcsw_per_1k=r.get("vcsw_per_1k"))
+
+
 def fmt_elem(b):
     return "%dKiB" % (b // 1024) if b % 1024 == 0 else "%dB" % b
 
@@ -273,7 +305,8 @@ def add_decode(run, workload, r, ref):
             run.checks_failed.append("%s %s checksum differs from tfq" % (workload, r["impl"]))
     run.add(workload, r["impl"], "throughput", r["mb_per_s"], "MB/s", role,
             mb_per_s_cpu=r["mb_per_s_cpu"], mb_per_s_best=r["mb_per_s_best"],
-            rows_per_s=r["rows_per_s"], checksum_ok=ok)
+            rows_per_s=r["rows_per_s"], checksum_ok=ok,
+            **{k: r[k] for k in ("rows", "fsum", "isum", "nstr") if k in r})
 
 
 def w1_decode(run, build, data):
@@ -310,6 +343,20 @@ def w1_decode(run, build, data):
         ref = tq[0] if tq else None
         for r in tq + json_rows(out):
             add_decode(run, "W1 decode 1 thread %s" % ds, r, ref)
+
+
+def w2_tfdata(run, data):
+    """tf.data with num_parallel_calls=2 (perf-anchors 7.3 W2), a peer of the W2 tables; its
+    checksum must equal tfq's 2-thread one (checked when the tfq rows are there)."""
+    for ds, path in (("D1", os.path.join(data, "D1.csv")), ("D5", os.path.join(data, "D5"))):
+        out = run.step("W2-decode-%s-tfdata" % ds,
+                       [PY, os.path.join(ROOT, "bench", "peers_datasets.py"), "--runs",
+                        "1" if run.quick else "2", "--threads", "2", "--peers", "tfdata",
+                        path, D1_SCHEMA, ds])
+        w = "W2 decode 2 threads %s%s" % (ds, " (16 files)" if ds == "D5" else "")
+        ref = find(run.rows, w, "tfq")
+        for r in json_rows(out):
+            add_decode(run, w, r, ref if ref and "fsum" in ref else None)
 
 
 def w2_decode(run, build, data):
@@ -353,6 +400,29 @@ def w4_e2e(run, build, data):
                 cpu_s_per_1m=r["cpu_s_per_1m"])
     if "CHECKSUM MISMATCH" in out:
         run.checks_failed.append("e2e checksum mismatch")
+
+
+def w4_threads(run, build, data):
+    """tfq's W4 pipeline with 1 and 4 reader threads (perf-anchors 7.3 W4: 1, 2, 4), on the same
+    file as W4's full-file row (no peers)."""
+    rows = "300000" if run.quick else "1000000"
+    two = find(run.rows, "W4 end-to-end 2 readers", "tfq (full file)")
+    for t in (1, 4):
+        if t == 4 and two:
+            run.add("W4 end-to-end reader threads (full file)", "tfq 2 reader threads",
+                    "examples/s", two["value"], "ex/s", "tfq", rows=two["rows"],
+                    mb_per_s=two["mb_per_s"], ttfb_ms=two["ttfb_ms"],
+                    cpu_s_per_1m=two["cpu_s_per_1m"], threads=2)
+        out = run.step("W4-e2e-%dthreads" % t,
+                       [os.path.join(build, "bench", "bench_e2e"), "--dir", data, "--rows", rows,
+                        "--peer-rows", rows, "--runs", "3" if run.quick else "5",
+                        "--threads", str(t)])
+        for r in json_rows(out):
+            if r.get("bench") == "e2e" and r["impl"] == "tfq":
+                run.add("W4 end-to-end reader threads (full file)",
+                        "tfq %d reader thread%s" % (t, "s" if t > 1 else ""), "examples/s",
+                        r["ex_per_s"], "ex/s", "info", rows=r["rows"], mb_per_s=r["mb_per_s"],
+                        ttfb_ms=r["ttfb_ms"], cpu_s_per_1m=r["cpu_s_per_1m"], threads=t)
 
 
 def w5_cli(run, build, data):
@@ -454,6 +524,15 @@ def targets(rows):
     add("perf 7.4", "W3 FIFO batch(128) 1P1C / TF1 FIFOQueue batch(128)", ratio(tb, tf1b), 100.0)
     sp = q("spsc-ring 8B single 1P1C")
     add("perf 7.4", "W3 FIFO batch(128) 1P1C / SPSC ring ceiling", ratio(tb, sp), 0.25)
+    s22 = q("FIFOQueue 8B single 2P2C", "tfq FIFOQueue")
+    add("perf 7.4", "W3 FIFO single 4 threads (2P2C) / 2 threads (1P1C) on 2 cores",
+        ratio(s22, ts), 0.5)
+    pp = rows_of(rows, "W3 ping-pong RTT")
+    ppf, ppl = find(pp, "W3 ping-pong RTT", "tfq FIFOQueue"), find(pp, "W3 ping-pong RTT", "spin")
+    add("perf 7.4", "W3 FIFO ping-pong RTT p50 (ns; std::mutex-queue class)",
+        ppf["value"] if ppf else None, 600.0, False)
+    add("perf 7.4", "W3 FIFO ping-pong RTT p50 / cache-line RTT",
+        ppf["value"] / ppl["value"] if ppf and ppl else None, 3.0, False)
     b64 = q("FIFOQueue 64KiB batch(16) 1P1C", "tfq FIFOQueue")
     mc = find(rows, "W0 limits", "memcpy (64 KiB chunks)")
     add("#3", "W3 64 KiB FIFO batch 1P1C bytes/s / memcpy",
@@ -606,6 +685,74 @@ def md_queue(rows):
     return "\n".join(out)
 
 
+def md_queue_lat(rows):
+    """The three bench_queue_lat tables (ping-pong, close latency, layouts and capacities)."""
+    out = []
+    pp = rows_of(rows, "W3 ping-pong RTT")
+    if pp:
+        tq = find(pp, "W3 ping-pong RTT", "tfq FIFOQueue")
+        out += ["### W3 ping-pong RTT", "",
+                "One 8 B element bounced over two queues of capacity 1 between two threads on "
+                "different CPUs; limit: a cache-line ping-pong (busy-wait).", "",
+                "| impl | role | RTT p50 (ns) | p99 | mean | vcsw / round trip | "
+                "this / tfq FIFO (p50; > 1: tfq faster) |", "|---|---|---|---|---|---|---|"]
+        for r in pp:
+            out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+                r["impl"], r["role"], fmt(r["value"]), fmt(r["rtt_ns_p99"]),
+                fmt(r["rtt_ns_mean"]), "%.3f" % r["vcsw_per_rt"]
+                if r.get("vcsw_per_rt") is not None else "",
+                "%.2fx" % (r["value"] / tq["value"]) if tq and r is not tq else ""))
+        out.append("")
+    cl = rows_of(rows, "W3 close latency")
+    if cl:
+        impls = []
+        for r in cl:
+            if r["impl"] not in impls:
+                impls.append(r["impl"])
+        out += ["### W3 close latency", "",
+                "Time from close() to the last of %d blocked threads returning (median of the "
+                "repetitions, max in brackets; µs). Plain close() and close(cancel_pending_"
+                "enqueues) on an empty queue wake blocked dequeuers (OUT_OF_RANGE); a cancelling "
+                "close on a full queue of capacity 1 fails blocked enqueuers (CANCELLED). Python "
+                "queue.Queue has no close (n/a)." % cl[0]["waiters"], "",
+                "| scenario | %s |" % " | ".join(impls), "|---|" + "---|" * len(impls)]
+        for sc in ("dequeuers+close", "dequeuers+cancel_close", "enqueuers+cancel_close"):
+            cells = []
+            for im in impls:
+                r = next((x for x in cl if x["impl"] == im and x["scenario"] == sc), None)
+                cells.append("%s (%s)" % (fmt(r["value"]), fmt(r["lat_us_max"])) if r else "n/a")
+            out.append("| %s | %s |" % (sc, " | ".join(cells)))
+        out.append("")
+    ly = rows_of(rows, "W3 layouts and capacities")
+    if ly:
+        impls, cfgs = [], []
+        for r in ly:
+            if r["impl"] not in impls:
+                impls.append(r["impl"])
+            if r["config"] not in cfgs:
+                cfgs.append(r["config"])
+        out += ["### W3 layouts and capacities", "",
+                "Items/s (median) of single enqueue/dequeue of 8 B items; vcsw/1k of tfq "
+                "FIFOQueue in brackets; the last column is tfq FIFOQueue / the best peer (naive "
+                "ring, Python queue.Queue, TF1 FIFOQueue) of the same configuration.", "",
+                "| configuration | %s | tfq FIFO / best peer |" % " | ".join(impls),
+                "|---|" + "---|" * (len(impls) + 1)]
+        for c in cfgs:
+            cells = []
+            for im in impls:
+                r = next((x for x in ly if x["impl"] == im and x["config"] == c), None)
+                cell = fmt(r["value"], "items/s") if r else ""
+                if r and im == "tfq FIFOQueue" and r.get("vcsw_per_1k") is not None:
+                    cell += " (%.2f)" % r["vcsw_per_1k"]
+                cells.append(cell)
+            t = next((x for x in ly if x["impl"] == "tfq FIFOQueue" and x["config"] == c), None)
+            bp = best([x for x in ly if x["config"] == c], "peer")
+            out.append("| %s | %s | %s |" % (c, " | ".join(cells), "%.2fx" % ratio(t, bp)
+                                               if t and bp else ""))
+        out.append("")
+    return "\n".join(out)
+
+
 def write_md(path, mach, rows, tg, steps, quick, total_s):
     la0, la1 = mach["loadavg_before"], mach["loadavg_after"]
     lines = ["# tfq benchmark report", "",
@@ -635,10 +782,12 @@ def write_md(path, mach, rows, tg, steps, quick, total_s):
              "W1 decode 1 thread D2", "W1 decode 1 thread D3", "W1 TextLineReader",
              "W1 TextLineReader gzip", "W1 TFRecordReader", "W2 decode 2 threads D1",
              "W2 decode 2 threads D5 (16 files)", "W3 queues", "W4 end-to-end 2 readers",
+             "W4 end-to-end reader threads (full file)",
              "W5 CLI preview (5 x 32 rows of D1)", "Feed a TF cluster queue (issue #8)"]
     for w in order:
         if w == "W3 queues":
             lines.append(md_queue(rows) or "### W3 queues\n\nn/a (step missing)\n")
+            lines.append(md_queue_lat(rows) or "### W3 latency and close\n\nn/a (step missing)\n")
         elif w == "W0 limits":
             rs = rows_of(rows, w)
             if rs:
@@ -714,14 +863,20 @@ def main():
     ensure_data(run, a.build, a.data)
     if "W3" in only:
         w3_queue(run, a.build)
+    if "W3" in only or "W3lat" in only:
+        w3_lat(run, a.build)
     if "W0" in only:
         w0_readers(run, a.build)
     if "W1" in only:
         w1_decode(run, a.build, a.data)
     if "W2" in only:
         w2_decode(run, a.build, a.data)
+    if "W2" in only or "W2tfdata" in only:
+        w2_tfdata(run, a.data)
     if "W4" in only:
         w4_e2e(run, a.build, a.data)
+    if "W4" in only or "W4threads" in only:
+        w4_threads(run, a.build, a.data)
     if "W5" in only:
         w5_cli(run, a.build, a.data)
     if "feed" in only:
