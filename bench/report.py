@@ -825,7 +825,7 @@ def update_readme(md_path, mach):
         md = f.read()
     m = re.search(r"## Targets of the issues\n\n(.*?)\n\n", md, re.S)
     block = "%s\n_Latest `scripts/bench report` (%s, %s, %d cores, load average %s before / %s " \
-            "after):_\n\n%s\n\nFull tables: `bench/out/report.md`.\n%s" % (
+            "after):_\n\n%s\n\nFull tables: `bench/out/report.md` after a run; this run's copy is `docs/benchmark-report.md` (+ `.json`).\n%s" % (
                 b, mach["date"], mach["cpu_model"], mach["cores"],
                 "%.2f" % mach["loadavg_before"][0], "%.2f" % mach["loadavg_after"][0],
                 m.group(1) if m else "(no targets)", e)
