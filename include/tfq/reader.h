@@ -193,7 +193,9 @@ TFQ_API tfq_code tfq_reader_serialize_state(tfq_reader *r, char **state, size_t 
                                             tfq_status *st) TFQ_WARN_UNUSED;
 
 /* Restores a state from tfq_reader_serialize_state (or TF).  Any failure first resets the
- * reader, as in TF.
+ * reader, as in TF.  The bytes are parsed as protobuf parses a ReaderBaseState: unknown fields
+ * (and known ones with another wire type) are skipped, groups included up to 100 deep; tags are
+ * at most 5 bytes; an overlong varint value keeps its low 64 bits.
  * @return TFQ_OK
  *         TFQ_UNIMPLEMENTED     "Reader RestoreState" (TextLine, FixedLength, TFRecord).
  *         TFQ_INVALID_ARGUMENT  "Could not parse state for <Kind> '<name>': <C-escaped bytes>",

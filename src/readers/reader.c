@@ -510,6 +510,58 @@ static void debug_state(tfq__buf *b, const int64_t f[3], const unsigned char *w,
   }
 }
 
+/* A tag as protobuf reads one: a varint of at most 5 bytes, bits past 32 dropped (the wheel
+ * accepts 90 80 80 80 10 as field 2 and rejects a sixth byte).  0 on malformed input or field 0. */
+static int get_tag(const unsigned char **p, const unsigned char *end, uint32_t *tag) {
+  uint32_t x = 0;
+  for (int i = 0; i < 5; i++) {
+    if (*p == end) return 0;
+    unsigned char b = *(*p)++;
+    x |= (uint32_t)(b & 0x7f) << (7 * i); /* 7 * 4 = 28: the top bits shift out, as in protobuf */
+    if (!(b & 0x80)) {
+      *tag = x;
+      return (x >> 3) != 0;
+    }
+  }
+  return 0;
+}
+
+/* protobuf's recursion limit: the wheel accepts 100 nested groups and rejects 101. */
+#define PROTO_MAX_DEPTH 100
+
+/* Skips the value of an unknown field (tag already read) as protobuf does: varint, fixed64,
+ * length-delimited, fixed32, or a group up to its END_GROUP with the same field number (nested
+ * groups allowed, `depth` of them already open).  END_GROUP outside its group and wire types 6/7
+ * fail.  Returns 1 when skipped, 0 on malformed input. */
+static int skip_field(const unsigned char **q, const unsigned char *end, unsigned field,
+                      unsigned wt, int depth) {
+  uint64_t v;
+  switch (wt) {
+    case 0: return get_varint(q, end, &v);
+    case 1:
+    case 5: {
+      size_t k = wt == 1 ? 8 : 4;
+      if ((size_t)(end - *q) < k) return 0;
+      *q += k;
+      return 1;
+    }
+    case 2:
+      if (!get_varint(q, end, &v) || v > (uint64_t)(end - *q)) return 0;
+      *q += v;
+      return 1;
+    case 3:
+      if (depth >= PROTO_MAX_DEPTH) return 0;
+      for (;;) {
+        uint32_t tag;
+        if (!get_tag(q, end, &tag)) return 0;
+        unsigned f = tag >> 3, t = tag & 7;
+        if (t == 4) return f == field;
+        if (!skip_field(q, end, f, t, depth + 1)) return 0;
+      }
+    default: return 0; /* END_GROUP without its group, or wire type 6/7 */
+  }
+}
+
 static tfq_code restore_locked(tfq_reader *r, const unsigned char *p, size_t len, tfq_status *st) {
   char msg[TFQ__MSG_CAP];
   tfq__buf b = {msg, sizeof msg, 0};
@@ -520,37 +572,27 @@ static tfq_code restore_locked(tfq_reader *r, const unsigned char *p, size_t len
   size_t wl = 0;
   int ok = 1;
   while (ok && q < end) {
-    uint64_t tag, v;
-    if (!get_varint(&q, end, &tag) || (tag >> 3) == 0) {
+    uint32_t tag;
+    uint64_t v;
+    if (!get_tag(&q, end, &tag)) {
       ok = 0;
       break;
     }
-    unsigned field = (unsigned)(tag >> 3), wt = (unsigned)(tag & 7);
-    if (wt == 0) {
-      if (!get_varint(&q, end, &v))
-        ok = 0;
-      else if (field >= 1 && field <= 3)
-        f[field - 1] = (int64_t)v;
-    } else if (wt == 2) {
-      if (!get_varint(&q, end, &v) || v > (uint64_t)(end - q))
-        ok = 0;
-      else {
-        if (field == 4) {
-          w = q;
-          wl = (size_t)v;
-        }
-        q += v;
+    unsigned field = tag >> 3, wt = tag & 7;
+    if (wt == 0 && field >= 1 && field <= 3) {
+      ok = get_varint(&q, end, &v);
+      if (ok) f[field - 1] = (int64_t)v;
+    } else if (wt == 2 && field == 4) {
+      ok = get_varint(&q, end, &v) && v <= (uint64_t)(end - q);
+      if (ok) {
+        w = q;
+        wl = (size_t)v;
+        q += wl;
       }
-    } else if (wt == 1 || wt == 5) {
-      size_t k = wt == 1 ? 8 : 4;
-      if ((size_t)(end - q) < k)
-        ok = 0;
-      else
-        q += k;
     } else {
-      ok = 0;
+      /* A known field with another wire type is an unknown field to protobuf: skipped (TF too). */
+      ok = skip_field(&q, end, field, wt, 0);
     }
-    /* A known field with another wire type is an unknown field to protobuf: skipped (TF too). */
   }
   if (!ok) {
     c_escape(&b, p, len);

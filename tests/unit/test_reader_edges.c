@@ -127,6 +127,68 @@ Test(reader_edges, restore_keeps_the_low_64_bits_of_an_overlong_varint) {
   tfq_reader_free(r);
 }
 
+/* Cases checked against the tensorflow-cpu 2.21 wheel (IdentityReader.restore_state). */
+Test(reader_edges, restore_skips_groups_up_to_their_matching_end_as_protobuf_does) {
+  tfq_reader *r = identity();
+  tfq_status *st = tfq_status_new();
+  struct {
+    const char *bytes;
+    size_t n;
+    int64_t finished;
+  } good[] = {
+      {"\x0b\x0c", 2, 0},                 /* empty group, field 1 */
+      {"\x0b\x10\x05\x0c\x10\x02", 6, 2}, /* the group's own field 2 is skipped */
+      {"\x0b\x13\x14\x0c\x10\x03", 6, 3}, /* nested groups */
+      {"\x23\x22\x01"
+       "a\x24\x10\x01",
+       7, 1},                             /* field 4 inside a group */
+      {"\x0b\x8c\x80\x80\x80\x10", 6, 0}, /* 5-byte end tag, bits past 32 dropped */
+      {"\xfb\xff\xff\xff\x0f\xfc\xff\xff\xff\x0f", 10, 0}, /* field 2^29-1 */
+  };
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    cr_assert_eq(restore(r, good[i].bytes, good[i].n, st), TFQ_OK, "case %zu: %s", i,
+                 tfq_status_message(st));
+    cr_assert_eq(tfq_reader_num_work_units_completed(r), good[i].finished, "case %zu", i);
+  }
+  /* 100 nested groups parse, 101 exceed protobuf's recursion limit */
+  char deep[202];
+  for (int d = 100; d <= 101; d++) {
+    memset(deep, 0x0b, (size_t)d);
+    memset(deep + d, 0x0c, (size_t)d);
+    cr_assert_eq(restore(r, deep, 2 * (size_t)d, st), d == 100 ? TFQ_OK : TFQ_INVALID_ARGUMENT,
+                 "depth %d", d);
+  }
+  const struct {
+    const char *bytes;
+    size_t n;
+  } bad[] = {
+      {"\x0b\x14", 2},     /* group ended with another field number */
+      {"\x0b\x10\x01", 3}, /* group never ended */
+      {"\x0c", 1},         /* end group at the top level */
+      {"\x0b\x0e\x0c", 3}, /* wire type 6 inside a group */
+      {"\x0b\x04", 2},     /* field 0 inside a group */
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    cr_assert_eq(restore(r, bad[i].bytes, bad[i].n, st), TFQ_INVALID_ARGUMENT, "bad case %zu", i);
+  tfq_status_free(st);
+  tfq_reader_free(r);
+}
+
+Test(reader_edges, restore_reads_tags_of_up_to_five_bytes_keeping_the_low_32_bits) {
+  tfq_reader *r = identity();
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(restore(r, "\x90\x00\x05", 3, st), TFQ_OK, "%s", tfq_status_message(st));
+  cr_assert_eq(tfq_reader_num_work_units_completed(r), 5, "2-byte tag of field 2");
+  cr_assert_eq(restore(r, "\x90\x80\x80\x80\x70\x06", 6, st), TFQ_OK, "%s", tfq_status_message(st));
+  cr_assert_eq(tfq_reader_num_work_units_completed(r), 6, "5-byte tag, top bits dropped");
+  cr_assert_eq(restore(r, "\x90\x80\x80\x80\x80\x00\x05", 7, st), TFQ_INVALID_ARGUMENT,
+               "a 6-byte tag");
+  cr_assert_eq(restore(r, "\x80\x80\x80\x80\x10\x00", 6, st), TFQ_INVALID_ARGUMENT,
+               "tag 2^32 is field 0 once truncated");
+  tfq_status_free(st);
+  tfq_reader_free(r);
+}
+
 Test(reader_edges, restore_rejects_truncated_and_malformed_states_and_resets) {
   tfq_reader *r = identity();
   tfq_status *st = tfq_status_new();
