@@ -103,44 +103,7 @@ static char *xstrndup(const char *s, size_t n) {
 }
 static char *xstrdup(const char *s) { return xstrndup(s, strlen(s)); }
 
-/* A growable byte buffer. */
-typedef struct {
-  char *p;
-  size_t n, cap;
-} sbuf;
-static void sb_grow(sbuf *b, size_t more) {
-  if (b->n + more + 1 > b->cap) {
-    size_t c = b->cap ? b->cap : 64;
-    while (c < b->n + more + 1) c *= 2;
-    b->p = xrealloc(b->p, c);
-    b->cap = c;
-  }
-}
-static void sb_add(sbuf *b, const char *s, size_t n) {
-  sb_grow(b, n);
-  memcpy(b->p + b->n, s, n);
-  b->n += n;
-  b->p[b->n] = 0;
-}
-static void sb_puts(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
-static void sb_putc(sbuf *b, char c) { sb_add(b, &c, 1); }
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n < 0) return;
-  sb_grow(b, (size_t)n);
-  va_start(ap, fmt);
-  vsnprintf(b->p + b->n, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  b->n += (size_t)n;
-}
-static void sb_clear(sbuf *b) {
-  b->n = 0;
-  if (b->p) b->p[0] = 0;
-}
+#include "sbuf.h"
 
 static double now_s(void) {
   struct timespec ts;

@@ -12,11 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A growable byte buffer. */
-typedef struct {
-  char *p;
-  size_t n, cap;
-} sbuf;
+static void *xrealloc(void *p, size_t n);
+#include "sbuf.h"
 
 /* The state of one entry call: where to unwind to, and what to free then. */
 typedef struct {
@@ -60,22 +57,6 @@ static void *xrealloc(void *p, size_t n) {
   if (!p) fail(CAT_ARGS_NOMEM);
   return p;
 }
-
-static void sb_grow(sbuf *b, size_t more) {
-  if (b->n + more + 1 > b->cap) {
-    size_t c = b->cap ? b->cap : 64;
-    while (c < b->n + more + 1) c *= 2;
-    b->p = xrealloc(b->p, c);
-    b->cap = c;
-  }
-}
-static void sb_add(sbuf *b, const char *s, size_t n) {
-  sb_grow(b, n);
-  memcpy(b->p + b->n, s, n);
-  b->n += n;
-  b->p[b->n] = 0;
-}
-static void sb_putc(sbuf *b, char c) { sb_add(b, &c, 1); }
 
 /* Parses a non-negative decimal integer option value; usage error otherwise. */
 static int64_t parse_count(const char *opt, const char *s, int64_t min) {
