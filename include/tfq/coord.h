@@ -125,7 +125,11 @@ TFQ_API void tfq_runner_free(tfq_runner *r);
 TFQ_API tfq_code tfq_runner_add_op(tfq_runner *r, tfq_step_fn step, void *ctx, const char *name,
                                    tfq_status *st) TFQ_WARN_UNUSED;
 
-/* Adds a queue-closed code (TF's queue_closed_exception_types; OUT_OF_RANGE is always one). */
+/* Adds a queue-closed code (TF's queue_closed_exception_types; OUT_OF_RANGE is always one): a
+ * step returning it ends its op cleanly instead of reporting an error.  Any of TFQ_CANCELLED ..
+ * TFQ_UNAUTHENTICATED may be added, each any number of times; TFQ_OK and values that are not a
+ * tfq_code are ignored (TFQ_OK from a step always means "run again").
+ * Thread-safety: before tfq_runner_start, from the configuring thread.  Since: 0.1 */
 TFQ_API void tfq_runner_add_closed_code(tfq_runner *r, tfq_code code);
 
 /* Starts the threads, registered with `coord` if given (plus a close-on-stop thread that cancels

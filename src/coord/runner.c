@@ -3,8 +3,6 @@
 
 #include "coord_internal.h"
 
-#define MAX_CLOSED 8
-
 typedef struct op {
   tfq_step_fn fn;
   void *ctx;
@@ -20,8 +18,7 @@ struct tfq_runner {
   tfq_queue *q;
   op *ops;
   size_t nops, cap;
-  tfq_code closed[MAX_CLOSED];
-  int nclosed;
+  uint32_t closed; /* bit c set: code c ends an op cleanly (queue_closed_exception_types) */
   pthread_mutex_t mu;
   pthread_cond_t cv;
   tfq_coord *coord;
@@ -55,7 +52,7 @@ tfq_code tfq_runner_new(tfq_queue *q, tfq_runner **out, tfq_status *st) {
   }
   tfq__cond_init_monotonic(&r->cv);
   r->q = tfq_queue_ref(q);
-  r->closed[r->nclosed++] = TFQ_OUT_OF_RANGE;
+  r->closed = 1u << TFQ_OUT_OF_RANGE;
   *out = r;
   tfq_status_clear(st);
   return TFQ_OK;
@@ -78,15 +75,11 @@ tfq_code tfq_runner_add_op(tfq_runner *r, tfq_step_fn step, void *ctx, const cha
 }
 
 void tfq_runner_add_closed_code(tfq_runner *r, tfq_code code) {
-  for (int i = 0; i < r->nclosed; i++)
-    if (r->closed[i] == code) return;
-  if (r->nclosed < MAX_CLOSED) r->closed[r->nclosed++] = code;
+  if (code > TFQ_OK && code <= TFQ_UNAUTHENTICATED) r->closed |= 1u << code;
 }
 
 static int is_closed_code(const tfq_runner *r, tfq_code c) {
-  for (int i = 0; i < r->nclosed; i++)
-    if (r->closed[i] == c) return 1;
-  return 0;
+  return c > TFQ_OK && c <= TFQ_UNAUTHENTICATED && (r->closed >> c & 1u);
 }
 
 static void record(tfq_runner *r, tfq_code code, const char *msg) { /* r->mu held */
