@@ -213,30 +213,35 @@ static tfq_code fail_with_precondition(void *ctx, tfq_cancel *cancel, tfq_status
   return tfq_status_set(st, TFQ_FAILED_PRECONDITION, "input exhausted");
 }
 
-Test(coord_edges, runner_treats_an_added_queue_closed_code_as_the_end_of_input) {
-  tfq_queue *q = float_queue(4);
-  tfq_runner *r;
-  OK(tfq_runner_new(q, &r, NULL));
-  tfq_runner_add_closed_code(r, TFQ_FAILED_PRECONDITION);
-  tfq_runner_add_closed_code(r, TFQ_FAILED_PRECONDITION); /* a second add changes nothing */
+static tfq_code fail_unauthenticated(void *ctx, tfq_cancel *cancel, tfq_status *st) {
+  (void)cancel;
+  atomic_fetch_add((atomic_int *)ctx, 1);
+  return tfq_status_set(st, TFQ_UNAUTHENTICATED, "no more credentials");
+}
+
+/* Runs `nops` copies of `step` (each fails once with a code added as queue-closed) and checks that
+ * they end as at the end of input: no error, one run each, the queue closed.  Frees r and q. */
+static void expect_clean_end(tfq_runner *r, tfq_queue *q, tfq_step_fn step, int nops) {
   atomic_int runs = 0;
-  OK(tfq_runner_add_op(r, fail_with_precondition, &runs, NULL, NULL));
-  OK(tfq_runner_add_op(r, fail_with_precondition, &runs, NULL, NULL));
+  for (int i = 0; i < nops; i++) OK(tfq_runner_add_op(r, step, &runs, NULL, NULL));
   tfq_status *st = tfq_status_new();
   OK(tfq_runner_start(r, NULL, 0, st));
   cr_assert_eq(tfq_runner_join(r, st), TFQ_OK, "%s", tfq_status_message(st));
   cr_assert_eq(tfq_runner_num_errors(r), 0);
-  cr_assert_eq(atomic_load(&runs), 2);
+  cr_assert_eq(atomic_load(&runs), nops);
   cr_assert(tfq_queue_is_closed(q), "the last op out closes the queue");
   tfq_runner_free(r);
   tfq_status_free(st);
   tfq_queue_free(q);
 }
 
-static tfq_code fail_unauthenticated(void *ctx, tfq_cancel *cancel, tfq_status *st) {
-  (void)cancel;
-  atomic_fetch_add((atomic_int *)ctx, 1);
-  return tfq_status_set(st, TFQ_UNAUTHENTICATED, "no more credentials");
+Test(coord_edges, runner_treats_an_added_queue_closed_code_as_the_end_of_input) {
+  tfq_queue *q = float_queue(4);
+  tfq_runner *r;
+  OK(tfq_runner_new(q, &r, NULL));
+  tfq_runner_add_closed_code(r, TFQ_FAILED_PRECONDITION);
+  tfq_runner_add_closed_code(r, TFQ_FAILED_PRECONDITION); /* a second add changes nothing */
+  expect_clean_end(r, q, fail_with_precondition, 2);
 }
 
 Test(coord_edges, runner_keeps_every_added_queue_closed_code_however_many) {
@@ -248,17 +253,7 @@ Test(coord_edges, runner_keeps_every_added_queue_closed_code_however_many) {
     tfq_runner_add_closed_code(r, (tfq_code)c);
   tfq_runner_add_closed_code(r, TFQ_OK);         /* ignored: OK always means "again" */
   tfq_runner_add_closed_code(r, (tfq_code)1000); /* ignored: not a code */
-  atomic_int runs = 0;
-  OK(tfq_runner_add_op(r, fail_unauthenticated, &runs, NULL, NULL));
-  tfq_status *st = tfq_status_new();
-  OK(tfq_runner_start(r, NULL, 0, st));
-  cr_assert_eq(tfq_runner_join(r, st), TFQ_OK, "%s", tfq_status_message(st));
-  cr_assert_eq(tfq_runner_num_errors(r), 0);
-  cr_assert_eq(atomic_load(&runs), 1);
-  cr_assert(tfq_queue_is_closed(q), "the op ended as at the end of input");
-  tfq_runner_free(r);
-  tfq_status_free(st);
-  tfq_queue_free(q);
+  expect_clean_end(r, q, fail_unauthenticated, 1);
 }
 
 Test(coord_edges, runner_without_the_added_code_reports_it_as_an_error) {
