@@ -396,116 +396,73 @@ static void nan_copy(const num *n, char *buf) {
   o[l] = 0;
 }
 
-/* nan(chars): the payload rules are the C library's (absl hands the characters to std::nan), so
+/* tfq__parse_f64 and tfq__parse_f32 are one algorithm over two types, written once here:
+ *   SFX     name suffix (f64 / f32)       T      the type
+ *   HUGE    its infinity                  NANF   its quiet-NaN builtin
+ *   STRTO   the C library parser          P10    exact powers of ten 1e0 .. 1e<QMAX>
+ *   QMAX    largest exact power used      WBITS  mantissa bits (53 / 24): w <= 2^WBITS is exact
+ * nan(chars): the payload rules are the C library's (absl hands the characters to std::nan), so
  * the C library parses them; a copy longer than the local buffer goes to the heap (on allocation
- * failure the default quiet NaN with the sign is returned). */
-static double nan_payload_double(const num *n, char *buf, size_t cap) {
-  size_t need = (size_t)(n->end - n->body) + 2;
-  char *b = need <= cap ? buf : tfq_malloc(need);
-  if (!b) return n->neg ? -__builtin_nan("") : __builtin_nan("");
-  nan_copy(n, b);
-  double v = strtod(b, NULL);
-  if (b != buf) tfq_free(b);
-  return v;
-}
-
-static float nan_payload_float(const num *n, char *buf, size_t cap) {
-  size_t need = (size_t)(n->end - n->body) + 2;
-  char *b = need <= cap ? buf : tfq_malloc(need);
-  if (!b) return n->neg ? -__builtin_nanf("") : __builtin_nanf("");
-  nan_copy(n, b);
-  float v = strtof(b, NULL);
-  if (b != buf) tfq_free(b);
-  return v;
-}
-
-int tfq__parse_f64(const char *s, size_t len, double *out) {
-  num n;
-  if (!scan_number(s, len, &n)) return 0;
-  double v;
-  char buf[CANON_CAP];
-  switch (n.k) {
-    case K_INF: v = HUGE_VAL; break;
-    case K_NAN: v = __builtin_nan(""); break;
-    case K_NANSEQ: *out = nan_payload_double(&n, buf, sizeof buf); return 1;
-    case K_HEX:
-      if (n.zero) {
-        v = 0.0;
-        break;
-      }
-      canonical(&n, buf);
-      *out = strtod(buf, NULL);
-      return 1;
-    case K_DEC:
-    default:
-      if (n.zero) {
-        v = 0.0;
-        break;
-      }
-      if (!n.truncated) {
-        if (n.q >= -22 && n.q <= 22 && n.w <= (1ULL << 53)) {
-          v = (double)n.w;
-          v = n.q < 0 ? v / P10_F64[-n.q] : v * P10_F64[n.q];
-          break;
-        }
-        if (tfq__eisel_lemire_f64(n.w, n.q, &v)) break;
-      } else {
-        double v2;
-        if (tfq__eisel_lemire_f64(n.w, n.q, &v) && tfq__eisel_lemire_f64(n.w + 1, n.q, &v2) &&
-            v == v2)
-          break;
-      }
-      canonical(&n, buf);
-      *out = strtod(buf, NULL);
-      return 1;
+ * failure the default quiet NaN with the sign is returned).  Decimal: Clinger's fast path when
+ * both w and 10^q are exact, else Eisel-Lemire (for a truncated mantissa, both w and w + 1 must
+ * round alike), else the canonical string through the C library. */
+#define TFQ__DEFINE_PARSE_FLOAT(SFX, T, HUGE, NANF, STRTO, P10, QMAX, WBITS)  \
+  static T nan_payload_##SFX(const num *n, char *buf, size_t cap) {           \
+    size_t need = (size_t)(n->end - n->body) + 2;                             \
+    char *b = need <= cap ? buf : tfq_malloc(need);                           \
+    if (!b) return n->neg ? -NANF("") : NANF("");                             \
+    nan_copy(n, b);                                                           \
+    T v = STRTO(b, NULL);                                                     \
+    if (b != buf) tfq_free(b);                                                \
+    return v;                                                                 \
+  }                                                                           \
+                                                                              \
+  int tfq__parse_##SFX(const char *s, size_t len, T *out) {                   \
+    num n;                                                                    \
+    if (!scan_number(s, len, &n)) return 0;                                   \
+    T v;                                                                      \
+    char buf[CANON_CAP];                                                      \
+    switch (n.k) {                                                            \
+      case K_INF: v = HUGE; break;                                            \
+      case K_NAN: v = NANF(""); break;                                        \
+      case K_NANSEQ: *out = nan_payload_##SFX(&n, buf, sizeof buf); return 1; \
+      case K_HEX:                                                             \
+        if (n.zero) {                                                         \
+          v = 0;                                                              \
+          break;                                                              \
+        }                                                                     \
+        canonical(&n, buf);                                                   \
+        *out = STRTO(buf, NULL);                                              \
+        return 1;                                                             \
+      case K_DEC:                                                             \
+      default:                                                                \
+        if (n.zero) {                                                         \
+          v = 0;                                                              \
+          break;                                                              \
+        }                                                                     \
+        if (!n.truncated) {                                                   \
+          if (n.q >= -(QMAX) && n.q <= (QMAX) && n.w <= (1ULL << (WBITS))) {  \
+            v = (T)n.w;                                                       \
+            v = n.q < 0 ? v / P10[-n.q] : v * P10[n.q];                       \
+            break;                                                            \
+          }                                                                   \
+          if (tfq__eisel_lemire_##SFX(n.w, n.q, &v)) break;                   \
+        } else {                                                              \
+          T v2;                                                               \
+          if (tfq__eisel_lemire_##SFX(n.w, n.q, &v) &&                        \
+              tfq__eisel_lemire_##SFX(n.w + 1, n.q, &v2) && v == v2)          \
+            break;                                                            \
+        }                                                                     \
+        canonical(&n, buf);                                                   \
+        *out = STRTO(buf, NULL);                                              \
+        return 1;                                                             \
+    }                                                                         \
+    *out = n.neg ? -v : v;                                                    \
+    return 1;                                                                 \
   }
-  *out = n.neg ? -v : v;
-  return 1;
-}
 
-int tfq__parse_f32(const char *s, size_t len, float *out) {
-  num n;
-  if (!scan_number(s, len, &n)) return 0;
-  float v;
-  char buf[CANON_CAP];
-  switch (n.k) {
-    case K_INF: v = HUGE_VALF; break;
-    case K_NAN: v = __builtin_nanf(""); break;
-    case K_NANSEQ: *out = nan_payload_float(&n, buf, sizeof buf); return 1;
-    case K_HEX:
-      if (n.zero) {
-        v = 0.0f;
-        break;
-      }
-      canonical(&n, buf);
-      *out = strtof(buf, NULL);
-      return 1;
-    case K_DEC:
-    default:
-      if (n.zero) {
-        v = 0.0f;
-        break;
-      }
-      if (!n.truncated) {
-        if (n.q >= -10 && n.q <= 10 && n.w <= (1ULL << 24)) {
-          v = (float)n.w;
-          v = n.q < 0 ? v / P10_F32[-n.q] : v * P10_F32[n.q];
-          break;
-        }
-        if (tfq__eisel_lemire_f32(n.w, n.q, &v)) break;
-      } else {
-        float v2;
-        if (tfq__eisel_lemire_f32(n.w, n.q, &v) && tfq__eisel_lemire_f32(n.w + 1, n.q, &v2) &&
-            v == v2)
-          break;
-      }
-      canonical(&n, buf);
-      *out = strtof(buf, NULL);
-      return 1;
-  }
-  *out = n.neg ? -v : v;
-  return 1;
-}
+TFQ__DEFINE_PARSE_FLOAT(f64, double, HUGE_VAL, __builtin_nan, strtod, P10_F64, 22, 53)
+TFQ__DEFINE_PARSE_FLOAT(f32, float, HUGE_VALF, __builtin_nanf, strtof, P10_F32, 10, 24)
 
 /* ---- integers ---- */
 static int parse_int(const char *s, size_t len, uint64_t pos_limit, int64_t *out) {
