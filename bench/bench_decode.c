@@ -25,51 +25,13 @@
 #include <time.h>
 
 #include "../src/csv/csv_internal.h"
+#include "bench_util.h"
 
 #define ROWS 1000000
-#define NF 6
-#define NI 3
+#define NF BENCH_NF
+#define NI BENCH_NI
 
-static uint64_t rs;
-static uint32_t rnd(void) {
-  rs = rs * 6364136223846793005ULL + 1442695040888963407ULL;
-  uint32_t x = (uint32_t)(((rs >> 18) ^ rs) >> 27), r = (uint32_t)(rs >> 59);
-  return (x >> r) | (x << ((32 - r) & 31));
-}
-
-static const char *WORDS[] = {"alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"};
-
-static char *gen(int quoted, size_t *len) {
-  size_t cap = (size_t)ROWS * 140, n = 0;
-  char *b = malloc(cap);
-  if (!b) exit(1);
-  rs = quoted ? 0xD4D4D4D4ULL : 0xD1D1D1D1ULL;
-  for (int r = 0; r < ROWS; r++) {
-    for (int f = 0; f < 10; f++) {
-      int empty = quoted && rnd() % 20 == 0;
-      int q = quoted && rnd() % 5 == 0;
-      if (f) b[n++] = ',';
-      if (empty) continue;
-      if (q) b[n++] = '"';
-      if (f < NF) {
-        n += (size_t)sprintf(b + n, "%.6f", (rnd() % 1000000000u) / 1e6);
-      } else if (f < NF + NI) {
-        n += (size_t)sprintf(b + n, "%u", rnd() % 100000u);
-      } else {
-        const char *w = WORDS[rnd() % 8];
-        if (q && rnd() % 2) {
-          n += (size_t)sprintf(b + n, "%s, \"\"%s\"\"", w, WORDS[rnd() % 8]);
-        } else {
-          n += (size_t)sprintf(b + n, "%s", w);
-        }
-      }
-      if (q) b[n++] = '"';
-    }
-    b[n++] = '\n';
-  }
-  *len = n;
-  return b;
-}
+static char *gen(int quoted, size_t *len) { return bench_gen_d1(ROWS, quoted, len); }
 
 static double now(void) {
   struct timespec ts;

@@ -32,40 +32,13 @@
 #define TFQ_BENCH_DIR "bench"
 #endif
 
-#define NF 6
-#define NI 3
+#include "bench_util.h"
 
-static uint64_t rs;
-static uint32_t rnd(void) {
-  rs = rs * 6364136223846793005ULL + 1442695040888963407ULL;
-  uint32_t x = (uint32_t)(((rs >> 18) ^ rs) >> 27), r = (uint32_t)(rs >> 59);
-  return (x >> r) | (x << ((32 - r) & 31));
-}
+#define NF BENCH_NF
+#define NI BENCH_NI
 
-static const char *WORDS[] = {"alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"};
-
-/* bench_decode.c's D1 generator (unquoted branch), for `rows` rows. */
-static char *gen_d1(long rows, size_t *len) {
-  size_t cap = (size_t)rows * 140 + 1, n = 0;
-  char *b = malloc(cap);
-  if (!b) exit(1);
-  rs = 0xD1D1D1D1ULL;
-  for (long r = 0; r < rows; r++) {
-    for (int f = 0; f < 10; f++) {
-      if (f) b[n++] = ',';
-      if (f < NF) {
-        n += (size_t)sprintf(b + n, "%.6f", (rnd() % 1000000000u) / 1e6);
-      } else if (f < NF + NI) {
-        n += (size_t)sprintf(b + n, "%u", rnd() % 100000u);
-      } else {
-        n += (size_t)sprintf(b + n, "%s", WORDS[rnd() % 8]);
-      }
-    }
-    b[n++] = '\n';
-  }
-  *len = n;
-  return b;
-}
+/* bench_decode's D1 data set (gen_data's D1.csv), for `rows` rows. */
+static char *gen_d1(long rows, size_t *len) { return bench_gen_d1(rows, 0, len); }
 
 static double now(void) {
   struct timespec ts;

@@ -20,56 +20,20 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define NF 6
-#define NI 3
+#include "bench_util.h"
+
 #define GEN_VERSION 1
 
-static uint64_t rs;
-static uint32_t rnd(void) {
-  rs = rs * 6364136223846793005ULL + 1442695040888963407ULL;
-  uint32_t x = (uint32_t)(((rs >> 18) ^ rs) >> 27), r = (uint32_t)(rs >> 59);
-  return (x >> r) | (x << ((32 - r) & 31));
-}
-
-static const char *WORDS[] = {"alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"};
-
-/* bench_decode.c's gen(): one D1 (quoted = 0) or D4 (quoted = 1) row. */
-static size_t row_d1(char *b, int quoted) {
-  size_t n = 0;
-  for (int f = 0; f < 10; f++) {
-    int empty = quoted && rnd() % 20 == 0;
-    int q = quoted && rnd() % 5 == 0;
-    if (f) b[n++] = ',';
-    if (empty) continue;
-    if (q) b[n++] = '"';
-    if (f < NF) {
-      n += (size_t)sprintf(b + n, "%.6f", (rnd() % 1000000000u) / 1e6);
-    } else if (f < NF + NI) {
-      n += (size_t)sprintf(b + n, "%u", rnd() % 100000u);
-    } else {
-      const char *w = WORDS[rnd() % 8];
-      if (q && rnd() % 2) {
-        n += (size_t)sprintf(b + n, "%s, \"\"%s\"\"", w, WORDS[rnd() % 8]);
-      } else {
-        n += (size_t)sprintf(b + n, "%s", w);
-      }
-    }
-    if (q) b[n++] = '"';
-  }
-  b[n++] = '\n';
-  return n;
-}
-
 static size_t row_d2(char *b) {
-  unsigned label = rnd() % 100u;
-  return (size_t)sprintf(b, "%u,%.6f\n", label, (rnd() % 1000000000u) / 1e6);
+  unsigned label = bench_rnd() % 100u;
+  return (size_t)sprintf(b, "%u,%.6f\n", label, (bench_rnd() % 1000000000u) / 1e6);
 }
 
 static size_t row_d3(char *b) {
   size_t n = 0;
   for (int f = 0; f < 430; f++) {
     if (f) b[n++] = ',';
-    n += (size_t)sprintf(b + n, "%.6f", (rnd() % 1000000000u) / 1e6);
+    n += (size_t)sprintf(b + n, "%.6f", (bench_rnd() % 1000000000u) / 1e6);
   }
   b[n++] = '\n';
   return n;
@@ -141,37 +105,37 @@ int main(int argc, char **argv) {
 
   snprintf(path, sizeof path, "%s/D1.csv", dir);
   open_out(&o, path);
-  rs = 0xD1D1D1D1ULL;
-  for (long r = 0; r < r1; r++) o.n += row_d1(room(&o), 0);
+  bench_rs = 0xD1D1D1D1ULL;
+  for (long r = 0; r < r1; r++) o.n += bench_row_d1(room(&o), 0);
   bytes[0] = close_out(&o);
 
   snprintf(path, sizeof path, "%s/D2.csv", dir);
   open_out(&o, path);
-  rs = 0xD2D2D2D2ULL;
+  bench_rs = 0xD2D2D2D2ULL;
   for (long r = 0; r < r2; r++) o.n += row_d2(room(&o));
   bytes[1] = close_out(&o);
 
   snprintf(path, sizeof path, "%s/D3.csv", dir);
   open_out(&o, path);
-  rs = 0xD3D3D3D3ULL;
+  bench_rs = 0xD3D3D3D3ULL;
   for (long r = 0; r < r3; r++) o.n += row_d3(room(&o));
   bytes[2] = close_out(&o);
 
   snprintf(path, sizeof path, "%s/D4.csv", dir);
   open_out(&o, path);
-  rs = 0xD4D4D4D4ULL;
-  for (long r = 0; r < r1; r++) o.n += row_d1(room(&o), 1);
+  bench_rs = 0xD4D4D4D4ULL;
+  for (long r = 0; r < r1; r++) o.n += bench_row_d1(room(&o), 1);
   bytes[3] = close_out(&o);
 
   snprintf(path, sizeof path, "%s/D5", dir);
   mkdir(path, 0777);
-  rs = 0xD1D1D1D1ULL;
+  bench_rs = 0xD1D1D1D1ULL;
   bytes[4] = 0;
   for (int k = 0; k < 16; k++) {
     snprintf(path, sizeof path, "%s/D5/part-%02d.csv", dir, k);
     open_out(&o, path);
     long lo = r1 * k / 16, hi = r1 * (k + 1) / 16;
-    for (long r = lo; r < hi; r++) o.n += row_d1(room(&o), 0);
+    for (long r = lo; r < hi; r++) o.n += bench_row_d1(room(&o), 0);
     bytes[5 + k] = close_out(&o);
     bytes[4] += bytes[5 + k];
   }
