@@ -113,8 +113,9 @@ static double now_s(void) {
 
 /* ---- number formatting (shortest round trip) ---------------------------------------------- */
 
-/* Writes `v` in the shortest %.{1..9}g form that parses back to the same float32. */
-static void fmt_float(char *buf, size_t cap, float v) {
+/* Writes `v` in the shortest %.{1..9}g (float32: `f32` set, v holding the float exactly) or
+ * %.{1..17}g (float64) form that parses back to the same value; NaN / Infinity / -Infinity. */
+static void fmt_real(char *buf, size_t cap, double v, int f32) {
   if (isnan(v)) {
     snprintf(buf, cap, "NaN");
     return;
@@ -123,27 +124,13 @@ static void fmt_float(char *buf, size_t cap, float v) {
     snprintf(buf, cap, v > 0 ? "Infinity" : "-Infinity");
     return;
   }
-  for (int p = 1; p <= 9; p++) {
-    snprintf(buf, cap, "%.*g", p, (double)v);
-    if (strtof(buf, NULL) == v) return;
-  }
-}
-
-/* Same for float64 with %.{1..17}g. */
-static void fmt_double(char *buf, size_t cap, double v) {
-  if (isnan(v)) {
-    snprintf(buf, cap, "NaN");
-    return;
-  }
-  if (isinf(v)) {
-    snprintf(buf, cap, v > 0 ? "Infinity" : "-Infinity");
-    return;
-  }
-  for (int p = 1; p <= 17; p++) {
+  for (int p = 1; p <= (f32 ? 9 : 17); p++) {
     snprintf(buf, cap, "%.*g", p, v);
-    if (strtod(buf, NULL) == v) return;
+    if (f32 ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v) return;
   }
 }
+static void fmt_float(char *buf, size_t cap, float v) { fmt_real(buf, cap, v, 1); }
+static void fmt_double(char *buf, size_t cap, double v) { fmt_real(buf, cap, v, 0); }
 
 /* Length of the valid UTF-8 sequence at s[0..n) (1..4), or 0 if it is not valid. */
 static size_t utf8_seq(const unsigned char *s, size_t n) {
