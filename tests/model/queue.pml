@@ -14,6 +14,10 @@
  *   tfq_queue_close(cancel_pending_enqueues=1): closed = 1, complete every E attempt with
  *   ENQ_CANCELLED, flush.
  *
+ * Also the single-element fast path of all-dense queues (fast_path below: no attempt, no cancel
+ * registration when the call completes at once) and the bounded pre-queue wait of an enqueue
+ * that finds the queue full (wait_for_room).
+ *
  * Not modelled: deadlines (timedwait / timeout 0), storage (ring, held-room allocation, OOM),
  * element order (only counts), the RandomShuffle min_after_dequeue rule, PriorityQueue's
  * all-at-once dequeue_many.  A pthread_cond_wait is modelled without spurious wake-ups (they can
@@ -22,16 +26,19 @@
  * Threads (each is a proctype with one attempt, reused for each of its calls):
  *   producer 0: enqueue_many(2 rows) (then NOPS-1 enqueue), no cancel token;
  *   producer 1: NOPS enqueue(1), with the shared cancel token;
+ *   (every single enqueue / dequeue() takes the fast path first, as all-dense queues do);
  *   consumer 0: dequeue_up_to(2) until it fails (OUT_OF_RANGE), no cancel token;
  *   consumer 1: NOPS dequeue(), with the shared cancel token;
  *   (NOPS = 1 by default: -DNOPS=2 is a bigger search, ~10x the states);
  *   closer:     close() or close(cancel_pending_enqueues=1), chosen nondeterministically, at any
  *               moment;
- *   canceller:  triggers the shared cancel token at any moment, or never.
+ *   canceller:  triggers the shared cancel token at any moment, or never;
+ *   served:     the invariant monitor below.
  * CAP (capacity) is set with -DCAP=1 or -DCAP=2 (default 1).
  *
  * Checked by tests/model/run_spin.sh: safety (no invalid end state = no deadlock or lost
- * wake-up, assertions: conservation of elements, list integrity), non-progress cycles, and the
+ * wake-up, assertions: conservation of elements, list integrity, and the `served` invariant: no
+ * call waits while it could be served), non-progress cycles, and the
  * LTL property `closed_then_all_return`: once the queue is closed, every operation in progress
  * eventually returns.
  *
@@ -40,7 +47,9 @@
  *                     waits once without re-checking (the classic lost wake-up);
  *   -DBUG_NO_SIGNAL   complete() publishes `state` but does not signal a sleeping owner;
  *   -DBUG_CLOSE_NO_FLUSH  the cancelling close does not flush, so dequeues waiting on an empty
- *                     queue are never told it is closed. */
+ *                     queue are never told it is closed;
+ *   -DBUG_FAST_NO_FLUSH   the fast-path enqueue stores its element without serving the dequeues
+ *                     that wait for one. */
 
 #ifndef CAP
 #define CAP 1
@@ -102,7 +111,7 @@ byte delivered;    /* rows handed out by completed dequeues */
  * so one hidden (not part of the state vector) copy serves every thread. */
 hidden byte a_, j_, r_, before_, sz_;
 hidden byte p_, prog_, side_;
-#define LOCALS byte i_
+#define LOCALS byte i_; bool f_; bool w_ /* f_, w_: single_op's fast-path flags */
 
 inline list_append(sd, x) {
   L[sd * NA + llen[sd]] = x; llen[sd]++; linked[x] = 1
@@ -239,10 +248,11 @@ inline cancel_attempt_locked(x, why) {
  * owner's reads of `state`) see the section's effects all at once or not at all, as in C where
  * `state` is published last with a release store.  Steps that touch only the owner's attempt
  * are merged into the neighbouring atomic sequences (they commute with every other thread). */
-inline run_attempt(x, k, tot, ut, usecancel) {
+inline run_attempt(x, k, tot, ut, usecancel, counted) {
   atomic {
     kind[x] = k; total[x] = tot; upto[x] = ut; done[x] = 0; res[x] = R_OK;
-    linked[x] = 0; sleeping[x] = 0; sig[x] = 0; state[x] = 0; inop++;
+    linked[x] = 0; sleeping[x] = 0; sig[x] = 0; state[x] = 0;
+    inop = inop + (counted -> 0 : 1); /* single_op counts its call itself */
     if
     :: usecancel -> /* cancel_register */
       LOCK(cmu);
@@ -319,13 +329,95 @@ unregistered:
   }
 }
 
+/* The single-element fast path (enqueue_rows / dequeue_rows, every op of an all-dense queue that
+ * moves one element): a lock-free read of the cancel token (triggered: the ordinary attempt,
+ * which the registration then cancels), then one hold of mu that completes the call at once
+ * when it can (fast_enqueue_locked: no enqueue pending, not closed, room; fast_dequeue_locked:
+ * no dequeue pending, an element) without an attempt or a cancel registration, flushing the
+ * other side.  An enqueue that found the queue full with no enqueue pending (no deadline) then
+ * waits for room outside the lock (wait_for_room, bounded: one interleaving point here, since
+ * what happens meanwhile is up to the other threads), retakes mu and tries once more unless its
+ * token was triggered meanwhile.  Otherwise the ordinary attempt.  In C a no-token enqueue keeps
+ * mu from that second try into its attempt (run_locked); here mu is released in between, which
+ * only adds interleavings.  The call counts in `inop` from its first step to its return. */
+inline fast_try(x, k) {
+  if
+  :: k == ENQ && elen == 0 && !closed && count < CAP ->
+     count++; inserted++; f_ = 1;
+#ifndef BUG_FAST_NO_FLUSH
+     if
+     :: dlen > 0 -> flush()
+     :: else -> skip
+     fi
+#endif
+  :: k == DEQ && dlen == 0 && count > 0 ->
+     count--; f_ = 1;
+     if
+     :: elen > 0 -> flush()
+     :: else -> skip
+     fi
+  :: else -> skip
+  fi
+}
+
+/* Sets f_ when the call completed on the fast path; otherwise the caller runs the ordinary attempt
+ * (run_attempt with counted = 1: the call is already in `inop`).  (run_attempt is expanded once
+ * per proctype: Spin does not allow its labels twice.) */
+inline fast_path(x, k, usecancel) {
+  /* The lock-free read of the token and the first hold of mu are one step: a trigger between
+   * them commutes with the fast path (which registers nothing), so no behaviour is lost. */
+  d_step {
+    inop++;
+    if
+    :: usecancel && triggered -> skip
+    :: else ->
+       LOCK(mu);
+       fast_try(x, k);
+       if
+       :: !f_ && k == ENQ && elen == 0 && !closed && count >= CAP -> w_ = 1
+       :: else -> skip
+       fi;
+       UNLOCK(mu)
+    fi;
+    if
+    :: f_ -> kind[x] = k; total[x] = 1; upto[x] = 0; res[x] = R_OK; inop--
+    :: else -> skip
+    fi
+  };
+  if
+  :: w_ -> /* wait_for_room (mu released, other threads run), then the second try */
+     d_step {
+       w_ = 0;
+       LOCK(mu);
+       if
+       :: !(usecancel && triggered) -> fast_try(x, k)
+       :: else -> skip
+       fi;
+       UNLOCK(mu);
+       if
+       :: f_ -> kind[x] = k; total[x] = 1; upto[x] = 0; res[x] = R_OK; inop--
+       :: else -> skip
+       fi
+     }
+  :: else -> skip
+  fi
+}
+
 proctype producer(byte me; bool usecancel) {
   LOCALS;
   byte n_ = 0;
   /* producer 0: enqueue_many(2), then enqueues; producer 1: enqueues; stop at an error */
   do
   :: n_ < NOPS ->
-     run_attempt(me, ENQ, (me == P0 && n_ == 0 -> 2 : 1), 0, usecancel);
+     if
+     :: me == P0 && n_ == 0 -> skip /* enqueue_many(2): always an attempt */
+     :: else -> fast_path(me, ENQ, usecancel)
+     fi;
+     if
+     :: !f_ -> run_attempt(me, ENQ, (me == P0 && n_ == 0 -> 2 : 1), 0, usecancel,
+                           !(me == P0 && n_ == 0))
+     :: else -> f_ = 0
+     fi;
      if
      :: res[me] == R_OK -> n_++
      :: else -> break
@@ -341,7 +433,14 @@ proctype consumer(byte me; bool usecancel) {
   byte n_ = 0;
   do
   :: me == C0 || n_ < NOPS ->
-     run_attempt(me, DEQ, (me == C0 -> 2 : 1), (me == C0), usecancel);
+     if
+     :: me == C0 -> skip /* dequeue_up_to(2): always an attempt */
+     :: else -> fast_path(me, DEQ, usecancel)
+     fi;
+     if
+     :: !f_ -> run_attempt(me, DEQ, (me == C0 -> 2 : 1), (me == C0), usecancel, (me != C0))
+     :: else -> f_ = 0
+     fi;
      if
      :: res[me] == R_OK -> progress_took: delivered = delivered + total[me]; n_++
      :: else -> break
@@ -354,7 +453,7 @@ proctype closer() {
   LOCALS;
   if
   :: /* tfq_queue_close(q, 0): an attempt on E, behind pending enqueues */
-     run_attempt(CL, CLOSE, 0, 0, 0)
+     run_attempt(CL, CLOSE, 0, 0, 0, 0)
   :: /* tfq_queue_close(q, 1): at once, never waits */
      d_step {
        LOCK(mu);
@@ -396,6 +495,17 @@ proctype canceller() {
   fi;
 }
 
+/* The invariant every hold of mu restores (each one ends with flush): outside them no dequeue
+ * waits while an element is stored, and no enqueue waits while there is room.  A violation is a
+ * waiter left behind until some later call happens to flush (a lost wake-up the close would
+ * hide from the end-state checks).  The guard is enabled only in a violating state. */
+active proctype served() {
+end_served:
+  do
+  :: atomic { mu == 0 && ((dlen > 0 && count > 0) || (elen > 0 && count < CAP)) -> assert(false) }
+  od
+}
+
 init {
   atomic {
     run producer(P0, 0);
@@ -406,7 +516,7 @@ init {
     run canceller()
   }
   /* every thread ended: nothing is left pending, no element was lost or invented */
-  _nr_pr == 1;
+  _nr_pr == 2; /* init and served */
   assert(elen == 0 && dlen == 0 && inop == 0);
   assert(closed);
   assert(inserted == delivered + count);

@@ -4,7 +4,8 @@
 # non-progress cycles, and the LTL property closed_then_all_return under weak fairness.
 #
 #   run_spin.sh [--broken]     --broken: check that each deliberately broken variant
-#                              (BUG_NO_RECHECK, BUG_NO_SIGNAL, BUG_CLOSE_NO_FLUSH) is caught
+#                              (BUG_NO_RECHECK, BUG_NO_SIGNAL, BUG_CLOSE_NO_FLUSH,
+#                              BUG_FAST_NO_FLUSH) is caught
 #
 # Exit 0 all verified; 1 an error (or, with --broken, a variant not caught); 77 skip when spin or
 # a C compiler is missing (an error under CI=true).
@@ -39,7 +40,7 @@ check() {
     echo "not ok - $name: spin -a failed"; cat spin.out; return 2
   fi
   # pan.c is generated code: its warnings are not ours; -O0 because compiling it at -O2 costs
-  # far more than the search saves.  NFAIR=3: weak fairness over 7 processes.
+  # far more than the search saves.  NFAIR=3: weak fairness over 8 processes.
   if ! $cc -O0 -w -DNFAIR=3 $cflags -o pan pan.c >cc.out 2>&1; then
     echo "not ok - $name: compiling pan failed"; cat cc.out; return 2
   fi
@@ -75,7 +76,7 @@ config() {
 
 if [ "${1:-}" = "--broken" ]; then
   status=0
-  for bug in BUG_NO_RECHECK BUG_NO_SIGNAL BUG_CLOSE_NO_FLUSH; do
+  for bug in BUG_NO_RECHECK BUG_NO_SIGNAL BUG_CLOSE_NO_FLUSH BUG_FAST_NO_FLUSH; do
     if config "-DCAP=1 -D$bug" >out.txt; then
       cat out.txt
       echo "not ok - $bug was NOT caught by the model"
