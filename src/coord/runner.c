@@ -124,14 +124,18 @@ static void *op_main(void *arg) {
     }
     if (code != TFQ_OK) break;
   }
-  tfq__lock(&r->mu);
-  int last = --r->live == 0;
   int closed = code != TFQ_OK && is_closed_code(r, code);
   int stop_cancel = code == TFQ_CANCELLED && r->coord && tfq_coord_should_stop(r->coord);
-  if (code != TFQ_OK && !closed && !stop_cancel) record(r, code, st.msg);
+  int error = code != TFQ_OK && !closed && !stop_cancel;
+  /* The error reaches the coordinator before this thread leaves the live count, as in TF (its
+   * runner calls request_stop(e) before the finally block that counts the thread out).  The
+   * other order lost records: the last thread out closed the queue, the consumer saw the end of
+   * input and requested a clean stop, and this error, arriving after that stop, was dropped. */
+  if (error && r->coord) (void)tfq_coord_request_stop(r->coord, code, st.msg);
+  tfq__lock(&r->mu);
+  int last = --r->live == 0;
+  if (error) record(r, code, st.msg);
   tfq__unlock(&r->mu);
-  if (code != TFQ_OK && !closed && !stop_cancel && r->coord)
-    (void)tfq_coord_request_stop(r->coord, code, st.msg);
   if (closed && last) {
     /* The last thread out closes the queue (behind any pending enqueue, as TF's close_op). */
     struct tfq_status cst = {TFQ_OK, ""};
