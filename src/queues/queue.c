@@ -5,16 +5,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../core/cpu_relax.h"
 #include "queue_internal.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define CPU_RELAX() _mm_pause()
-#elif defined(__aarch64__)
-#define CPU_RELAX() __asm__ __volatile__("yield")
-#else
-#define CPU_RELAX() ((void)0)
-#endif
 
 /* A blocked call spins lock-free for up to SPIN_NS before it sleeps on its condition variable.  A
  * cross-vCPU wake-up costs ~45 us on the development VM, so a few microseconds of spinning for the
