@@ -16,15 +16,18 @@
  *   libcsv-tok   libcsv tokenizing only (no-op callbacks)
  *   ceiling      plain split on ',' and '\n' + tfq's own number parsers (no record defaults, no
  *                quotes, no error checks): the limit for typed decoding of unquoted data.
- * White-box exception: the ceiling calls the internal number parsers (src/csv/csv_internal.h). */
+ * The ceiling reaches decode_csv's number parsers through their experimental exports
+ * (tfq_experimental_parse_f32 / _i32 in <tfq/experimental.h>); like every bench/ program this
+ * one includes public headers only. */
 #include <csv.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <tfq/tfq.h>
 #include <time.h>
+#define TFQ_EXPERIMENTAL
+#include <tfq/experimental.h>
 
-#include "../src/csv/csv_internal.h"
 #include "bench_util.h"
 
 #define ROWS 1000000
@@ -136,9 +139,9 @@ static sums run_ceiling(const char *b, size_t n) {
       const char *q = p;
       while (q < end && *q != ',' && *q != '\n') q++;
       if (f < NF)
-        tfq__parse_f32(p, (size_t)(q - p), &fcol[f][r]);
+        tfq_experimental_parse_f32(p, (size_t)(q - p), &fcol[f][r]);
       else if (f < NF + NI)
-        tfq__parse_i32(p, (size_t)(q - p), &icol[f - NF][r]);
+        tfq_experimental_parse_i32(p, (size_t)(q - p), &icol[f - NF][r]);
       else
         s.nstr += q != p;
       p = q + 1;

@@ -103,28 +103,19 @@ static result run_tfq(const char *path, const params *pp) {
   tfq_coord *coord;
   check(tfq_coord_new(&coord, st), "coordinator");
 
-  /* string_input_producer([path], num_epochs=1, shuffle=False) as a runner op */
-  tfq_spec *fspec;
-  check(tfq_spec_new(&fspec, st), "spec");
-  check(tfq_spec_add(fspec, TFQ_STRING, NULL, 0, NULL, st), "spec");
-  tfq_queue *files;
-  check(tfq_fifo_queue_new(fspec, 32, "input_producer", &files, st), "filename queue");
+  /* string_input_producer([path], num_epochs=1, shuffle=False) under the coordinator */
   int64_t one = 1;
   tfq_tensor *names;
   check(tfq_tensor_new(TFQ_STRING, &one, 1, &names, st), "names");
   check(tfq_tensor_set_string(names, 0, path, strlen(path), st), "names");
-  tfq_tuple *rows;
-  check(tfq_tuple_new(1, &rows, st), "rows");
-  tfq_tuple_set_take(rows, 0, names);
   tfq_producer_options *po;
   check(tfq_producer_options_new(&po, st), "producer options");
   tfq_producer_options_set_num_epochs(po, 1);
   tfq_producer_options_set_shuffle(po, 0);
-  tfq_producer *producer;
-  check(tfq_producer_new(files, rows, po, &producer, st), "producer");
-  tfq_runner *prunner;
-  check(tfq_runner_new(files, &prunner, st), "runner");
-  check(tfq_runner_add_op(prunner, tfq_producer_op_step, producer, "input_producer", st), "op");
+  tfq_queue *files;
+  tfq_producer_runner *producer;
+  check(tfq_string_input_producer_start(names, po, coord, &files, &producer, st),
+        "string_input_producer");
 
   /* RandomShuffleQueue of D1's 10 scalar columns */
   tfq_spec *spec;
@@ -160,7 +151,6 @@ static result run_tfq(const char *path, const params *pp) {
     check(tfq_runner_add_op(rrunner, tfq_read_decode_step, op, "read", st), "op");
 
   double t0 = now(), c0 = cpu_now();
-  check(tfq_runner_start(prunner, coord, 0, st), "start producer");
   check(tfq_runner_start(rrunner, coord, 0, st), "start readers");
   tfq_cancel *cancel = tfq_coord_cancel(coord);
   int tail = 0;
@@ -184,18 +174,16 @@ static result run_tfq(const char *path, const params *pp) {
   check(tfq_coord_join(coord, 10 * 1000000, 0, st), "join");
 
   tfq_runner_free(rrunner);
-  tfq_runner_free(prunner);
   tfq_read_decode_op_free(op);
-  tfq_producer_free(producer);
+  tfq_producer_runner_free(producer);
   tfq_csv_options_free(csv);
   tfq_reader_free(reader);
   tfq_queue_free(q);
   tfq_queue_options_free(qo);
   tfq_spec_free(spec);
   tfq_producer_options_free(po);
-  tfq_tuple_free(rows);
+  tfq_tensor_free(names);
   tfq_queue_free(files);
-  tfq_spec_free(fspec);
   tfq_coord_free(coord);
   return r;
 }

@@ -1,7 +1,8 @@
-/* Helpers shared by the benchmark programs (bench/, never installed): the spin hint (from
- * src/core/cpu_relax.h), the seeded PCG32 stream and the D1/D4 row generator of perf-anchors
- * 7.2, so that bench_decode, bench_e2e and gen_data (the data sets of scripts/bench report) produce
- * byte-identical data from one definition.  Single-threaded (one global stream per program). */
+/* Helpers shared by the benchmark programs (bench/, never installed): the spin hint, the seeded
+ * PCG32 stream and the D1/D4 row generator of perf-anchors 7.2, so that bench_decode, bench_e2e
+ * and gen_data (the data sets of scripts/bench report) produce byte-identical data from one
+ * definition.  Single-threaded (one global stream per program).  Like every file in bench/, it
+ * includes public headers (<tfq/...>) and system headers only. */
 #ifndef TFQ_BENCH_UTIL_H
 #define TFQ_BENCH_UTIL_H
 
@@ -9,7 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../src/core/cpu_relax.h"
+/* CPU_RELAX(): the spin-wait hint, the same instruction per architecture as the queue engine's
+ * (src/core/cpu_relax.h, private to the library): x86 PAUSE, ARM YIELD, else nothing. */
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define CPU_RELAX() _mm_pause()
+#elif defined(__aarch64__)
+#define CPU_RELAX() __asm__ __volatile__("yield")
+#else
+#define CPU_RELAX() ((void)0)
+#endif
 
 /* D1 / D4: NF float fields, NI int fields, then one word field (10 fields in all). */
 #define BENCH_NF 6

@@ -72,29 +72,19 @@ int main(int argc, char **argv) {
   tfq_coord *coord;
   check(tfq_coord_new(&coord, st), "coordinator");
 
-  /* string_input_producer as a runner op under the coordinator */
-  tfq_spec *fspec;
-  check(tfq_spec_new(&fspec, st), "spec");
-  check(tfq_spec_add(fspec, TFQ_STRING, NULL, 0, NULL, st), "spec");
-  tfq_queue *files;
-  check(tfq_fifo_queue_new(fspec, 32, "input_producer", &files, st), "filename queue");
+  /* string_input_producer under the coordinator (TF1's QueueRunner) */
   int64_t one = 1;
   tfq_tensor *names;
   check(tfq_tensor_new(TFQ_STRING, &one, 1, &names, st), "names");
   check(tfq_tensor_set_string(names, 0, path, strlen(path), st), "names");
-  tfq_tuple *rows;
-  check(tfq_tuple_new(1, &rows, st), "rows");
-  tfq_tuple_set_take(rows, 0, names);
   tfq_producer_options *po;
   check(tfq_producer_options_new(&po, st), "producer options");
   tfq_producer_options_set_num_epochs(po, epochs);
   tfq_producer_options_set_seed(po, 7);
-  tfq_producer *producer;
-  check(tfq_producer_new(files, rows, po, &producer, st), "producer");
-  tfq_runner *prunner;
-  check(tfq_runner_new(files, &prunner, st), "runner");
-  check(tfq_runner_add_op(prunner, tfq_producer_op_step, producer, "input_producer", st), "op");
-  check(tfq_runner_start(prunner, coord, 0, st), "start producer");
+  tfq_queue *files;
+  tfq_producer_runner *producer;
+  check(tfq_string_input_producer_start(names, po, coord, &files, &producer, st),
+        "string_input_producer");
 
   /* reader + decode_csv as the shuffle_batch source, two threads */
   tfq_reader_options *ro;
@@ -159,17 +149,15 @@ int main(int argc, char **argv) {
              fabs(b - 1) < 0.05;
 
   tfq_batcher_free(batcher);
-  tfq_runner_free(prunner);
-  tfq_producer_free(producer);
+  tfq_producer_runner_free(producer);
   tfq_batch_options_free(bo);
   tfq_spec_free(spec);
   tfq_csv_options_free(csv);
   tfq_reader_free(reader);
   tfq_reader_options_free(ro);
   tfq_producer_options_free(po);
-  tfq_tuple_free(rows);
+  tfq_tensor_free(names);
   tfq_queue_free(files);
-  tfq_spec_free(fspec);
   tfq_coord_free(coord);
   tfq_status_free(st);
   return good ? 0 : 2;

@@ -1,7 +1,8 @@
 /* A growable, always NUL-terminated byte buffer for tfq-cat and its option parser (private to
- * tools/, not installed).  The including file defines, before including this header,
- *   static void *xrealloc(void *p, size_t n);
- * which never returns NULL: it exits (tfq-cat) or unwinds to the entry call (tfq_cat_args.c).
+ * tools/, not installed).  The including file declares, before including this header,
+ *   void *xrealloc(void *p, size_t n);   (static in tfq_cat_args.c)
+ * which never returns NULL: it exits (tfq-cat, cat_util.c) or unwinds to the entry call
+ * (tfq_cat_args.c).
  * A zero-initialised sbuf is empty; the owner frees `p` with free().  Not thread-safe. */
 #ifndef TFQ_TOOLS_SBUF_H
 #define TFQ_TOOLS_SBUF_H

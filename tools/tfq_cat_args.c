@@ -78,20 +78,52 @@ const char *spec_type_name(tfq_dtype t) {
   }
 }
 
-static int parse_type(const char *s, size_t n, tfq_dtype *out) {
-  static const struct {
-    const char *name;
-    tfq_dtype t;
-  } names[] = {{"float32", TFQ_FLOAT}, {"float", TFQ_FLOAT}, {"float64", TFQ_DOUBLE},
-               {"double", TFQ_DOUBLE}, {"int32", TFQ_INT32}, {"int", TFQ_INT32},
-               {"int64", TFQ_INT64},   {"long", TFQ_INT64},  {"string", TFQ_STRING},
-               {"str", TFQ_STRING}};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (strlen(names[i].name) == n && memcmp(names[i].name, s, n) == 0) {
-      *out = names[i].t;
+/* A name and the value it stands for; tables end with {NULL, 0}. */
+typedef struct {
+  const char *name;
+  int value;
+} named;
+
+/* Looks s[0..n) up in t: 1 and *out set, or 0. */
+static int find_name(const named *t, const char *s, size_t n, int *out) {
+  for (; t->name; t++)
+    if (strlen(t->name) == n && memcmp(t->name, s, n) == 0) {
+      *out = t->value;
       return 1;
     }
   return 0;
+}
+
+/* The value of `arg`, the argument of `opt`, one of t's names; usage error otherwise
+ * ("invalid --format 'x' (expected csv, text, tfrecord or fixed)"). */
+static int choose(const char *opt, const char *arg, const named *t) {
+  int v;
+  if (find_name(t, arg, strlen(arg), &v)) return v;
+  char list[128] = "";
+  size_t k = 0;
+  for (const named *e = t; e->name && k < sizeof list; e++) {
+    const char *sep = e == t ? "" : e[1].name ? ", " : " or ";
+    k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", sep, e->name);
+  }
+  usage_error("invalid %s '%s' (expected %s)", opt, arg, list);
+}
+
+static int parse_type(const char *s, size_t n, tfq_dtype *out) {
+  static const named types[] = {{"float32", TFQ_FLOAT},
+                                {"float", TFQ_FLOAT},
+                                {"float64", TFQ_DOUBLE},
+                                {"double", TFQ_DOUBLE},
+                                {"int32", TFQ_INT32},
+                                {"int", TFQ_INT32},
+                                {"int64", TFQ_INT64},
+                                {"long", TFQ_INT64},
+                                {"string", TFQ_STRING},
+                                {"str", TFQ_STRING},
+                                {NULL, 0}};
+  int v;
+  if (!find_name(types, s, n, &v)) return 0;
+  *out = (tfq_dtype)v;
+  return 1;
 }
 
 /* Parses a numeric default; returns 0 when it is not a whole valid number of that type. */
@@ -327,6 +359,20 @@ static char parse_delim(const char *s) {
   return s[0];
 }
 
+/* The values of -f, -z and -o, in the order --help and the messages list them. */
+static const named formats[] = {{"csv", FMT_CSV},
+                                {"text", FMT_TEXT},
+                                {"tfrecord", FMT_TFRECORD},
+                                {"fixed", FMT_FIXED},
+                                {NULL, 0}};
+static const named compressions[] = {{"auto", COMP_AUTO},
+                                     {"none", TFQ_COMPRESSION_NONE},
+                                     {"gzip", TFQ_COMPRESSION_GZIP},
+                                     {"zlib", TFQ_COMPRESSION_ZLIB},
+                                     {NULL, 0}};
+static const named outputs[] = {
+    {"table", OUT_TABLE}, {"jsonl", OUT_JSONL}, {"csv", OUT_CSV}, {"none", OUT_NONE}, {NULL, 0}};
+
 static void parse_options(int argc, char **argv, options *o) {
   o->format = FMT_AUTO;
   o->compression = COMP_AUTO;
@@ -344,30 +390,8 @@ static void parse_options(int argc, char **argv, options *o) {
   optind = 0; /* glibc: start afresh (the fuzz target parses many argvs) */
   while ((c = getopt_long(argc, argv, ":f:z:d:b:n:j:o:qhV", long_opts, NULL)) != -1) {
     switch (c) {
-      case 'f':
-        if (!strcmp(optarg, "csv"))
-          o->format = FMT_CSV;
-        else if (!strcmp(optarg, "text"))
-          o->format = FMT_TEXT;
-        else if (!strcmp(optarg, "tfrecord"))
-          o->format = FMT_TFRECORD;
-        else if (!strcmp(optarg, "fixed"))
-          o->format = FMT_FIXED;
-        else
-          usage_error("invalid --format '%s' (expected csv, text, tfrecord or fixed)", optarg);
-        break;
-      case 'z':
-        if (!strcmp(optarg, "auto"))
-          o->compression = COMP_AUTO;
-        else if (!strcmp(optarg, "none"))
-          o->compression = TFQ_COMPRESSION_NONE;
-        else if (!strcmp(optarg, "gzip"))
-          o->compression = TFQ_COMPRESSION_GZIP;
-        else if (!strcmp(optarg, "zlib"))
-          o->compression = TFQ_COMPRESSION_ZLIB;
-        else
-          usage_error("invalid --compression '%s' (expected auto, none, gzip or zlib)", optarg);
-        break;
+      case 'f': o->format = (in_format)choose("--format", optarg, formats); break;
+      case 'z': o->compression = choose("--compression", optarg, compressions); break;
       case OPT_SKIP: o->skip_header_lines = parse_count("--skip-header-lines", optarg, 0); break;
       case OPT_RECORD_BYTES: o->record_bytes = parse_count("--record-bytes", optarg, 1); break;
       case OPT_HEADER_BYTES: o->header_bytes = parse_count("--header-bytes", optarg, 0); break;
@@ -404,18 +428,7 @@ static void parse_options(int argc, char **argv, options *o) {
         o->threads_set = 1;
         break;
       case OPT_DROP: o->drop_remainder = 1; break;
-      case 'o':
-        if (!strcmp(optarg, "table"))
-          o->output = OUT_TABLE;
-        else if (!strcmp(optarg, "jsonl"))
-          o->output = OUT_JSONL;
-        else if (!strcmp(optarg, "csv"))
-          o->output = OUT_CSV;
-        else if (!strcmp(optarg, "none"))
-          o->output = OUT_NONE;
-        else
-          usage_error("invalid --output '%s' (expected table, jsonl, csv or none)", optarg);
-        break;
+      case 'o': o->output = (out_format)choose("--output", optarg, outputs); break;
       case OPT_KEYS: o->keys = 1; break;
       case OPT_STATS: o->stats = 1; break;
       case 'q': o->quiet = 1; break;
@@ -447,18 +460,15 @@ static int has_suffix(const char *s, size_t n, const char *suf) {
 
 /* Strips a compression extension; returns the compression it names (or -1). */
 int strip_comp_ext(const char *name, size_t *n) {
-  if (has_suffix(name, *n, ".gz")) {
-    *n -= 3;
-    return TFQ_COMPRESSION_GZIP;
-  }
-  if (has_suffix(name, *n, ".zz")) {
-    *n -= 3;
-    return TFQ_COMPRESSION_ZLIB;
-  }
-  if (has_suffix(name, *n, ".zlib")) {
-    *n -= 5;
-    return TFQ_COMPRESSION_ZLIB;
-  }
+  static const named exts[] = {{".gz", TFQ_COMPRESSION_GZIP},
+                               {".zz", TFQ_COMPRESSION_ZLIB},
+                               {".zlib", TFQ_COMPRESSION_ZLIB},
+                               {NULL, 0}};
+  for (const named *e = exts; e->name; e++)
+    if (has_suffix(name, *n, e->name)) {
+      *n -= strlen(e->name);
+      return e->value;
+    }
   return -1;
 }
 

@@ -17,13 +17,9 @@
 #ifndef TFQ_COORD_H
 #define TFQ_COORD_H
 
-#include <pthread.h>
 #include <stdint.h>
-#include <tfq/csv.h>
 #include <tfq/export.h>
-#include <tfq/producer.h>
 #include <tfq/queue.h>
-#include <tfq/reader.h>
 #include <tfq/status.h>
 #include <tfq/tensor.h>
 
@@ -66,13 +62,13 @@ TFQ_API void tfq_coord_clear_stop(tfq_coord *c);
  * Ownership: borrowed, valid while `c` lives.  Since: 0.1 */
 TFQ_API tfq_cancel *tfq_coord_cancel(tfq_coord *c);
 
-/* Registers a running thread (TF's register_thread); tfq_coord_join() joins it, so the caller
- * must not.  `name` (copied; NULL: "Thread-<n>") is used in the straggler message.
- * @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED.  Since: 0.1 */
-TFQ_API tfq_code tfq_coord_register_thread(tfq_coord *c, pthread_t thread, const char *name,
-                                           tfq_status *st) TFQ_WARN_UNUSED;
-
-/* Starts `fn(arg)` on a new registered thread named `name`.  Since: 0.1 */
+/* Starts `fn(arg)` on a new thread registered with `c`: TF's register_thread for a thread the
+ * coordinator starts (tfq exposes no thread handle, so a thread is registered by starting it
+ * here).  tfq_coord_join() joins it; nothing else may, and `fn`'s return value is dropped.
+ * `name` (copied; NULL: "Thread-<n>") is used in the straggler message.
+ * Ownership: `arg` borrowed by the thread.
+ * @return TFQ_OK; TFQ_RESOURCE_EXHAUSTED (out of memory, or the thread could not be created:
+ *         then `fn` never runs).  Since: 0.1 */
 TFQ_API tfq_code tfq_coord_start_thread(tfq_coord *c, const char *name, void *(*fn)(void *),
                                         void *arg, tfq_status *st) TFQ_WARN_UNUSED;
 
@@ -154,56 +150,6 @@ TFQ_API int tfq_runner_num_errors(tfq_runner *r);
 
 /* Number of op threads still running.  Since: 0.1 */
 TFQ_API int tfq_runner_running(tfq_runner *r);
-
-/* ---- ready-made ops ---------------------------------------------------------------------------
- * Step functions (tfq_step_fn) with their contexts, for tfq_runner_add_op(). */
-
-/* read → decode_csv → enqueue_many: each run reads up to `batch` lines of one file with
- * tfq_reader_read_up_to() from work queue `work`, decodes them with `csv`, and enqueue_many's the
- * columns into `target`.  Thread-safety of the step: several runner threads may share one op
- * (the reader serialises itself; decoding and enqueueing run in parallel). */
-typedef struct tfq_read_decode_op tfq_read_decode_op;
-
-/* @return TFQ_OK; TFQ_INVALID_ARGUMENT (batch < 1); TFQ_RESOURCE_EXHAUSTED.
- * Ownership: `reader`, `work`, `csv` and `target` borrowed — they must outlive the op (the
- * queues are referenced).  *out freed with tfq_read_decode_op_free().  Since: 0.1 */
-TFQ_API tfq_code tfq_read_decode_op_new(tfq_reader *reader, tfq_queue *work,
-                                        const tfq_csv_options *csv, int64_t batch,
-                                        tfq_queue *target, tfq_read_decode_op **out,
-                                        tfq_status *st) TFQ_WARN_UNUSED;
-
-/* Maps decoded columns to the next component of `target`.  With n == 1 and stack == 0 the
- * component is column cols[0] ([B]); with stack != 0 it is tf.stack of columns cols[0..n)
- * along a new last axis ([B, n]; the columns must share a dtype), as the seed program's
- * `tf.stack([x1, x2])`.  Without any call, component i is column i.  Call before the op runs.
- * @return TFQ_OK, TFQ_INVALID_ARGUMENT (n == 0), TFQ_RESOURCE_EXHAUSTED.  Since: 0.1 */
-TFQ_API tfq_code tfq_read_decode_op_add_component(tfq_read_decode_op *op, const size_t *cols,
-                                                  size_t n, int stack,
-                                                  tfq_status *st) TFQ_WARN_UNUSED;
-
-/* The step: returns what read_up_to, decode_csv or enqueue_many returned (OUT_OF_RANGE once the
- * work queue is closed and drained).  A decode error is prefixed with the failing record's key
- * ("file.csv:7: Field 1 in record 6 is not a valid float: abc"), and the records of the batch
- * before the failing one are enqueued first (TF drops the whole batch).  A reader error whose
- * message does not name the file is prefixed with it and the offset of the record it stopped at
- * ("part-3.tfrecord at byte offset 620: corrupted record at 632").  Since: 0.1 */
-TFQ_API tfq_code tfq_read_decode_step(void *op, tfq_cancel *cancel, tfq_status *st);
-
-/* Frees the op.  NULL: no-op.  REQUIRES: no runner is running it.  Since: 0.1 */
-TFQ_API void tfq_read_decode_op_free(tfq_read_decode_op *op);
-
-/* A producer (producer.h) as a runner op: each run enqueues one epoch; OUT_OF_RANGE after
- * num_epochs, so the runner closes the queue — TF's input_producer + QueueRunner.  A blocked
- * enqueue wakes when the coordinator stops through the runner's close-on-stop cancel of the
- * queue.  `producer` is a tfq_producer*.  Since: 0.1 */
-TFQ_API tfq_code tfq_producer_op_step(void *producer, tfq_cancel *cancel, tfq_status *st);
-
-/* queue → queue: each run moves up to `batch` elements (dequeue_up_to, then enqueue_many). */
-typedef struct tfq_transfer_op tfq_transfer_op;
-TFQ_API tfq_code tfq_transfer_op_new(tfq_queue *from, tfq_queue *to, int64_t batch,
-                                     tfq_transfer_op **out, tfq_status *st) TFQ_WARN_UNUSED;
-TFQ_API tfq_code tfq_transfer_step(void *op, tfq_cancel *cancel, tfq_status *st);
-TFQ_API void tfq_transfer_op_free(tfq_transfer_op *op);
 
 /* ---- batchers -------------------------------------------------------------------------------- */
 

@@ -6,8 +6,10 @@
  * drained.  Three ways to run one:
  *
  *  - tfq_producer_step(): one epoch per call, TFQ_OUT_OF_RANGE "Reached limit of <n>" after
- *    num_epochs (TF's limit_epochs); the shape `tfq_code step(void *ctx, tfq_status *)` that a
- *    QueueRunner runs on its threads (it closes the queue when every thread hit OUT_OF_RANGE);
+ *    num_epochs (TF's limit_epochs); a tfq_step_fn (coord.h) that a QueueRunner runs on its
+ *    threads (it closes the queue when every thread hit OUT_OF_RANGE);
+ *  - tfq_string_input_producer_start(): what TF1's string_input_producer + start_queue_runners
+ *    do — the queue, the producer and a QueueRunner started under a Coordinator, in one call;
  *  - tfq_producer_run(): every epoch then close, on the calling thread (blocking: works with a
  *    bounded capacity while consumers run on other threads);
  *  - tfq_string_input_producer() and friends: create the queue (capacity 32 by default, as TF)
@@ -21,6 +23,7 @@
 #define TFQ_PRODUCER_H
 
 #include <stdint.h>
+#include <tfq/coord.h>
 #include <tfq/export.h>
 #include <tfq/queue.h>
 #include <tfq/status.h>
@@ -71,8 +74,10 @@ TFQ_API tfq_code tfq_producer_new(tfq_queue *q, const tfq_tuple *rows,
 /* Frees the producer.  NULL does nothing.  REQUIRES: no call on it in progress.  Since: 0.1 */
 TFQ_API void tfq_producer_free(tfq_producer *p);
 
-/* Enqueues one epoch (enqueue_many of every row, permuted if shuffling).  `ctx` is a
- * tfq_producer*.  Blocks while the queue is full.
+/* Enqueues one epoch (enqueue_many of every row, permuted if shuffling).  A tfq_step_fn: `ctx`
+ * is a tfq_producer*; `cancel` is not used (a QueueRunner's close-on-stop cancels the queue's
+ * pending enqueues, which wakes the step; tfq_producer_cancel() does too), may be NULL.
+ * Blocks while the queue is full.
  * @return TFQ_OK               one epoch enqueued.
  *         TFQ_OUT_OF_RANGE     "Reached limit of <num_epochs>": nothing enqueued.
  *         TFQ_INVALID_ARGUMENT zero rows: "<what> requires a non-null input tensor" (TF's Assert
@@ -81,7 +86,7 @@ TFQ_API void tfq_producer_free(tfq_producer *p);
  *                              tfq_producer_cancel), while enqueuing.
  *         TFQ_RESOURCE_EXHAUSTED
  * Thread-safety: any.  Since: 0.1 */
-TFQ_API tfq_code tfq_producer_step(void *ctx, tfq_status *st) TFQ_WARN_UNUSED;
+TFQ_API tfq_code tfq_producer_step(void *ctx, tfq_cancel *cancel, tfq_status *st);
 
 /* Runs steps until OUT_OF_RANGE, then closes the queue (a plain close) and returns TFQ_OK.  On
  * any other error closes the queue with cancel_pending_enqueues (consumers then drain what was
@@ -129,6 +134,33 @@ TFQ_API tfq_code tfq_range_input_producer(int32_t limit, const tfq_producer_opti
 TFQ_API tfq_code tfq_slice_input_producer(const tfq_tuple *tensors, const tfq_producer_options *o,
                                           tfq_queue **queue, tfq_producer_thread **thread,
                                           tfq_status *st) TFQ_WARN_UNUSED;
+
+/* ---- convenience: queue + QueueRunner under a Coordinator (TF1's usual wiring) ------------- */
+
+/* The producer and the QueueRunner started by tfq_string_input_producer_start().  Opaque.
+ * Thread-safety: one thread at a time. */
+typedef struct tfq_producer_runner tfq_producer_runner;
+
+/* TF1's `string_input_producer(strings, num_epochs, shuffle, seed, capacity)` followed by
+ * `start_queue_runners(coord)`: a FIFOQueue of the strings (capacity 32 by default) filled one
+ * epoch per step by a QueueRunner registered with `coord`, which closes the queue after
+ * num_epochs (consumers then see OUT_OF_RANGE) and cancels its pending enqueues on a stop.
+ * Errors (an empty tensor: INVALID_ARGUMENT "string_input_producer requires a non-null input
+ * tensor", raised by the runner after closing the queue) reach the coordinator.
+ * @return TFQ_OK; TFQ_INVALID_ARGUMENT (no coordinator, NULL or not a 1-D string tensor); the
+ *         codes of tfq_producer_new() and tfq_runner_start(); TFQ_RESOURCE_EXHAUSTED.
+ * Ownership: `strings`, `o` borrowed for the call (the strings' tensor gains a reference);
+ * `coord` borrowed until it is joined; *queue (a new reference) freed with tfq_queue_free();
+ * *runner freed with tfq_producer_runner_free() after tfq_coord_join().
+ * Thread-safety: any.  Since: 0.2 */
+TFQ_API tfq_code tfq_string_input_producer_start(const tfq_tensor *strings,
+                                                 const tfq_producer_options *o, tfq_coord *coord,
+                                                 tfq_queue **queue, tfq_producer_runner **runner,
+                                                 tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Frees the runner and the producer.  REQUIRES: the coordinator was joined (or the runner's
+ * threads ended).  NULL: no-op.  Ownership: takes `r`.  Since: 0.2 */
+TFQ_API void tfq_producer_runner_free(tfq_producer_runner *r);
 
 /* Waits for the thread, frees the handle (and its producer) and returns the code of its
  * tfq_producer_run (message in `st`).  NULL returns TFQ_OK.  Since: 0.1 */

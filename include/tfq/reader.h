@@ -57,12 +57,28 @@ typedef enum tfq_reader_kind {
 typedef enum tfq_compression {
   TFQ_COMPRESSION_NONE = 0,
   TFQ_COMPRESSION_ZLIB = 1,
-  TFQ_COMPRESSION_GZIP = 2
+  TFQ_COMPRESSION_GZIP = 2,
+  /* Readers only (a tfq extension): each file's compression is picked when it is opened, from
+   * its first bytes (gzip magic 1F 8B), then its name (.gz GZIP; .zz, .zlib ZLIB), then, for
+   * TFRecordReader, a valid TFRecord length CRC at offset 0 (plain), then a zlib header (ZLIB);
+   * anything else is read plain.  Works on pipes (the first bytes stay buffered).  The TFRecord
+   * writer refuses it.  Since: 0.2 */
+  TFQ_COMPRESSION_AUTO = 3
 } tfq_compression;
 
 /* TF's compression_type / encoding strings: "ZLIB" and "GZIP" (exact case); any other string,
- * "" and NULL included, means TFQ_COMPRESSION_NONE, as in TF (no error).  Since: 0.1 */
+ * "" and NULL included, means TFQ_COMPRESSION_NONE, as in TF (no error).  ("AUTO" is not taken
+ * here: TF would read such files plain.)  Since: 0.1 */
 TFQ_API tfq_compression tfq_compression_from_string(const char *s);
+
+/* The compression TFQ_COMPRESSION_AUTO picks for a file whose first `n` bytes are `first`
+ * (pass at least 12 when the file has them) and whose name is `name` (NULL: none): the gzip magic
+ * 1F 8B is GZIP; then the extensions .gz (GZIP), .zz and .zlib (ZLIB); then, with `tfrecord`
+ * != 0, a valid TFRecord length CRC at offset 0 is NONE; then a zlib header (deflate, window
+ * <= 32 KiB, no preset dictionary, FCHECK) is ZLIB; anything else NONE.
+ * Ownership: both borrowed.  Thread-safety: any.  Since: 0.2 */
+TFQ_API tfq_compression tfq_compression_detect(const void *first, size_t n, const char *name,
+                                               int tfrecord);
 
 /* Default TextLineReader line cap. */
 #define TFQ_DEFAULT_MAX_LINE_BYTES ((size_t)64 << 20)
@@ -127,6 +143,16 @@ TFQ_API void tfq_reader_free(tfq_reader *r);
 /* "<Kind> '<name>'", e.g. "TextLineReader 'TextLineReaderV2'".  Borrowed, valid while `r` lives.
  * Since: 0.1 */
 TFQ_API const char *tfq_reader_name(const tfq_reader *r);
+
+/* The kind the reader was made with.  Thread-safety: any.  Since: 0.2 */
+TFQ_API tfq_reader_kind tfq_reader_get_kind(const tfq_reader *r);
+
+/* Splits a reader key of TF's form "<file>:<number>" (TextLineReader: the 1-based line number;
+ * FixedLengthRecordReader: the record index; TFRecordReader: the byte offset of the record) at
+ * its last ':'.  Keys are (pointer, length) bytes and may hold ':' in the file name.
+ * @return 1 with *file_len and *number set, or 0 when `key` does not end in ":<digits>"
+ *         (WholeFileReader and IdentityReader keys).  Thread-safety: any.  Since: 0.2 */
+TFQ_API int tfq_reader_key_split(const char *key, size_t len, size_t *file_len, int64_t *number);
 
 /* Reads the next record, taking work units from `work` as needed (empty files are skipped).
  * Blocks while it needs a work unit and `work` is open and empty.

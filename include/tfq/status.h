@@ -7,6 +7,8 @@
 #ifndef TFQ_STATUS_H
 #define TFQ_STATUS_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <tfq/export.h>
 
 TFQ_EXTERN_C_BEGIN
@@ -63,8 +65,36 @@ TFQ_API tfq_code tfq_status_set(tfq_status *st, tfq_code code, const char *fmt, 
 #endif
     ;
 
-/* Resets `st` to TFQ_OK with an empty message (no-op for NULL).  Since: 0.1 */
+/* Resets `st` to TFQ_OK with an empty message and no location (no-op for NULL).  Since: 0.1 */
 TFQ_API void tfq_status_clear(tfq_status *st);
+
+/* ---- where an error happened, as data ---------------------------------------------------------
+ * Besides its message, a status can say where an error happened: the file (work unit) a reader
+ * was reading, the byte offset in it, the line (TextLineReader: the 1-based line number of the
+ * record that failed, as in its keys), and the index of the failing record within the input of
+ * the call (decode_csv: the record of `records`).  Every tfq_status_set() and tfq_status_clear()
+ * clears them; the layer that fails fills in what it knows, and the layers above add theirs
+ * (tfq_read_decode_step: file, line and record).  Read them instead of parsing messages.
+ * Ownership: strings borrowed, valid until `st` is next written or freed.
+ * Thread-safety: as tfq_status.  Since: 0.2 */
+
+/* The file, "" when unknown (or `st` NULL).  Truncated to 1023 bytes. */
+TFQ_API const char *tfq_status_file(const tfq_status *st);
+/* Byte offset in the (decompressed) file, -1 when unknown. */
+TFQ_API int64_t tfq_status_offset(const tfq_status *st);
+/* Line number (1-based), -1 when unknown. */
+TFQ_API int64_t tfq_status_line(const tfq_status *st);
+/* Index of the failing record within the call's input (0-based), -1 when unknown. */
+TFQ_API int64_t tfq_status_record(const tfq_status *st);
+/* The message without the location prefix that tfq adds to some messages ("<file>:<line>: "):
+ * TensorFlow's own wording, e.g. "Field 1 in record 0 is not a valid float: x".  Equal to
+ * tfq_status_message() when no prefix was added. */
+TFQ_API const char *tfq_status_reason(const tfq_status *st);
+/* Sets the file (`file_len` bytes, NULL: unchanged), offset and line (negative: unchanged), for
+ * user step functions that want to report a location the same way.  The message is not
+ * changed.  Call after tfq_status_set() (which clears the location).  No-op for NULL `st`. */
+TFQ_API void tfq_status_set_location(tfq_status *st, const char *file, size_t file_len,
+                                     int64_t offset, int64_t line);
 
 /* "OK", "CANCELLED", ... "UNAUTHENTICATED" (TensorFlow's enum spellings); "UNKNOWN_CODE" for a
  * value outside the enum.  Ownership: static string, never NULL.  Thread-safety: any.  Since: 0.1

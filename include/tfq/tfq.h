@@ -19,6 +19,7 @@
 #include <tfq/coord.h>
 #include <tfq/csv.h>
 #include <tfq/export.h>
+#include <tfq/ops.h>
 #include <tfq/producer.h>
 #include <tfq/queue.h>
 #include <tfq/reader.h>

@@ -205,18 +205,22 @@ tfq_code tfq_batcher_new(tfq_batcher_kind kind, const tfq_spec *spec, int64_t ba
   tfq_queue_kind qk = shuffle          ? TFQ_QUEUE_RANDOM_SHUFFLE
                       : o->dynamic_pad ? TFQ_QUEUE_PADDING_FIFO
                                        : TFQ_QUEUE_FIFO;
-  tfq_queue_options qo = {.capacity = o->capacity,
-                          .min_after_dequeue = shuffle ? o->min_after_dequeue : 0,
-                          .seed = o->seed,
-                          .seed2 = o->seed2,
-                          .shared_name = o->shared_name};
   char qname[160];
   snprintf(qname, sizeof qname, "%s/%s", scope,
            shuffle          ? "random_shuffle_queue"
            : o->dynamic_pad ? "padding_fifo_queue"
                             : "fifo_queue");
-  qo.name = qname;
-  tfq_code c = tfq_queue_open(NULL, qk, spec, &qo, &b->q, st);
+  tfq_queue_options *qo;
+  tfq_code c = tfq_queue_options_new(&qo, st);
+  if (!c) {
+    tfq_queue_options_set_capacity(qo, o->capacity);
+    tfq_queue_options_set_min_after_dequeue(qo, shuffle ? o->min_after_dequeue : 0);
+    tfq_queue_options_set_seeds(qo, o->seed, o->seed2);
+    c = tfq_queue_options_set_name(qo, qname, st);
+    if (!c) c = tfq_queue_options_set_shared_name(qo, o->shared_name, st);
+    if (!c) c = tfq_queue_open(NULL, qk, spec, qo, &b->q, st);
+    tfq_queue_options_free(qo);
+  }
   if (!c) c = tfq_runner_new(b->q, &b->runner, st);
   if (!c && !(b->sources = tfq__calloc(nsources, sizeof(source)))) c = TFQ__OOM(st);
   if (c) {

@@ -1,7 +1,5 @@
 /* Coordinator and LooperThread (spec tf1-queues §7). */
-#include <errno.h>
 #include <string.h>
-#include <time.h>
 
 #include "coord_internal.h"
 
@@ -26,39 +24,31 @@ struct tfq_coord {
   long counter;
 };
 
-void tfq__cond_init_monotonic(pthread_cond_t *cv) {
-  pthread_condattr_t a;
-  if (pthread_condattr_init(&a) || pthread_condattr_setclock(&a, CLOCK_MONOTONIC) ||
-      pthread_cond_init(cv, &a))
-    abort();
-  pthread_condattr_destroy(&a);
+tfq_code tfq__coord_sync_init(pthread_mutex_t *mu, pthread_cond_t *cv, tfq_cancel **cancel) {
+  if (tfq_cancel_new(cancel, NULL)) return TFQ_RESOURCE_EXHAUSTED;
+  if (tfq__mutex_init(mu)) {
+    tfq_cancel_free(*cancel);
+    *cancel = NULL;
+    return TFQ_RESOURCE_EXHAUSTED;
+  }
+  tfq__cond_init_monotonic(cv);
+  return TFQ_OK;
 }
 
-int tfq__cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline_ns) {
-  if (deadline_ns < 0) {
-    if (pthread_cond_wait(cv, mu)) abort();
-    return 0;
-  }
-  struct timespec ts = {(time_t)(deadline_ns / 1000000000LL), (long)(deadline_ns % 1000000000LL)};
-  int rc = pthread_cond_timedwait(cv, mu, &ts);
-  if (rc && rc != ETIMEDOUT) abort();
-  return rc == ETIMEDOUT;
+void tfq__coord_sync_destroy(pthread_mutex_t *mu, pthread_cond_t *cv, tfq_cancel *cancel) {
+  tfq_cancel_free(cancel);
+  pthread_cond_destroy(cv);
+  pthread_mutex_destroy(mu);
 }
 
 tfq_code tfq_coord_new(tfq_coord **out, tfq_status *st) {
   *out = NULL;
   tfq_coord *c = tfq__calloc(1, sizeof *c);
   if (!c) return TFQ__OOM(st);
-  if (tfq_cancel_new(&c->cancel, st)) {
+  if (tfq__coord_sync_init(&c->mu, &c->cv, &c->cancel)) {
     tfq_free(c);
     return TFQ__OOM(st);
   }
-  if (tfq__mutex_init(&c->mu)) {
-    tfq_cancel_free(c->cancel);
-    tfq_free(c);
-    return TFQ__OOM(st);
-  }
-  tfq__cond_init_monotonic(&c->cv);
   c->clean[c->nclean++] = TFQ_OUT_OF_RANGE;
   *out = c;
   tfq_status_clear(st);
@@ -74,9 +64,7 @@ void tfq_coord_free(tfq_coord *c) {
     tfq_free(r);
     r = n;
   }
-  tfq_cancel_free(c->cancel);
-  pthread_cond_destroy(&c->cv);
-  pthread_mutex_destroy(&c->mu);
+  tfq__coord_sync_destroy(&c->mu, &c->cv, c->cancel);
   tfq_free(c);
 }
 
@@ -114,15 +102,10 @@ tfq_code tfq_coord_request_stop(tfq_coord *c, tfq_code code, const char *message
   return TFQ_OK;
 }
 
-int tfq_coord_should_stop(tfq_coord *c) {
-  tfq__lock(&c->mu);
-  int s = c->stopped;
-  tfq__unlock(&c->mu);
-  return s;
-}
+int tfq_coord_should_stop(tfq_coord *c) { return tfq__locked_int(&c->mu, &c->stopped); }
 
 int tfq_coord_wait_for_stop(tfq_coord *c, int64_t timeout_us) {
-  int64_t deadline = timeout_us < 0 ? -1 : tfq__now_ns() + timeout_us * 1000;
+  int64_t deadline = tfq__deadline_ns(timeout_us, -1);
   tfq__lock(&c->mu);
   while (!c->stopped && timeout_us != 0)
     if (tfq__cond_wait_until(&c->cv, &c->mu, deadline)) break;
@@ -171,8 +154,8 @@ static void creg_link(tfq_coord *c, creg *r, pthread_t thread) {
   tfq__unlock(&c->mu);
 }
 
-tfq_code tfq_coord_register_thread(tfq_coord *c, pthread_t thread, const char *name,
-                                   tfq_status *st) {
+tfq_code tfq__coord_register_thread(tfq_coord *c, pthread_t thread, const char *name,
+                                    tfq_status *st) {
   creg *r = creg_new(c, name);
   if (!r) return TFQ__OOM(st);
   creg_link(c, r, thread);
@@ -195,13 +178,6 @@ tfq_code tfq_coord_start_thread(tfq_coord *c, const char *name, void *(*fn)(void
   return TFQ_OK;
 }
 
-/* Joins `th` until `deadline_ns` (monotonic; -1 forever).  0 when joined. */
-static int join_until(pthread_t th, int64_t deadline_ns) {
-  if (deadline_ns < 0) return pthread_join(th, NULL);
-  struct timespec ts = {(time_t)(deadline_ns / 1000000000LL), (long)(deadline_ns % 1000000000LL)};
-  return pthread_clockjoin_np(th, NULL, CLOCK_MONOTONIC, &ts);
-}
-
 tfq_code tfq_coord_join(tfq_coord *c, int64_t grace_us, int ignore_live_threads, tfq_status *st) {
   tfq__lock(&c->mu);
   creg *list = c->threads; /* threads registered from now on belong to a later join */
@@ -218,12 +194,12 @@ tfq_code tfq_coord_join(tfq_coord *c, int64_t grace_us, int ignore_live_threads,
     int joined = 0;
     for (;;) {
       if (deadline < 0 && tfq_coord_should_stop(c))
-        deadline = tfq__now_ns() + (grace_us < 0 ? 0 : grace_us) * 1000;
+        deadline = tfq__deadline_ns(grace_us < 0 ? 0 : grace_us, -1);
       if (deadline >= 0) {
-        joined = join_until(r->th, deadline) == 0;
+        joined = tfq__join_until(r->th, deadline) == 0;
         break;
       }
-      if (join_until(r->th, tfq__now_ns() + 20 * 1000000LL) == 0) {
+      if (tfq__join_until(r->th, tfq__deadline_ns(20000, -1)) == 0) {
         joined = 1;
         break;
       }
@@ -251,12 +227,7 @@ tfq_code tfq_coord_join(tfq_coord *c, int64_t grace_us, int ignore_live_threads,
   return TFQ_OK;
 }
 
-int tfq_coord_joined(tfq_coord *c) {
-  tfq__lock(&c->mu);
-  int j = c->joined;
-  tfq__unlock(&c->mu);
-  return j;
-}
+int tfq_coord_joined(tfq_coord *c) { return tfq__locked_int(&c->mu, &c->joined); }
 
 tfq_code tfq_coord_error(tfq_coord *c, tfq_status *st) {
   tfq__lock(&c->mu);
@@ -281,7 +252,8 @@ typedef struct looper {
 static void *looper_main(void *arg) {
   looper l = *(looper *)arg;
   tfq_free(arg);
-  struct tfq_status st = {TFQ_OK, ""};
+  struct tfq_status st;
+  tfq_status_clear(&st);
   int64_t next = tfq__now_ns();
   for (;;) {
     if (l.interval_us < 0) {

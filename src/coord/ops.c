@@ -1,7 +1,8 @@
 /* Ready-made runner ops: read → decode_csv → enqueue_many, and queue → queue transfer. */
+#include <stdatomic.h>
 #include <string.h>
+#include <tfq/ops.h>
 
-#include "../readers/readers_internal.h"
 #include "coord_internal.h"
 
 typedef struct mapping {
@@ -13,10 +14,12 @@ typedef struct mapping {
 struct tfq_read_decode_op {
   tfq_reader *reader;
   tfq_queue *work, *target;
-  const tfq_csv_options *csv;
+  const tfq_csv_options *csv; /* NULL: the records themselves are the component */
   int64_t batch;
+  int keys;
   mapping *map;
   size_t nmap, cap;
+  _Atomic int64_t records;
 };
 
 tfq_code tfq_read_decode_op_new(tfq_reader *reader, tfq_queue *work, const tfq_csv_options *csv,
@@ -33,6 +36,7 @@ tfq_code tfq_read_decode_op_new(tfq_reader *reader, tfq_queue *work, const tfq_c
   op->target = tfq_queue_ref(target);
   op->csv = csv;
   op->batch = batch;
+  atomic_init(&op->records, 0);
   *out = op;
   tfq_status_clear(st);
   return TFQ_OK;
@@ -45,6 +49,12 @@ void tfq_read_decode_op_free(tfq_read_decode_op *op) {
   tfq_queue_free(op->work);
   tfq_queue_free(op->target);
   tfq_free(op);
+}
+
+void tfq_read_decode_op_set_keys(tfq_read_decode_op *op, int on) { op->keys = on != 0; }
+
+int64_t tfq_read_decode_op_records(const tfq_read_decode_op *op) {
+  return atomic_load(&op->records);
 }
 
 tfq_code tfq_read_decode_op_add_component(tfq_read_decode_op *op, const size_t *cols, size_t n,
@@ -100,82 +110,110 @@ static tfq_code stack_columns(tfq_tuple *cols, const mapping *m, tfq_tensor **ou
   return TFQ_OK;
 }
 
-/* Which record a decode error names ("... in record 6 ..."), or -1. */
-static int64_t failing_record(const char *msg) {
-  const char *p = strstr(msg, "in record ");
-  if (!p) return -1;
-  return strtoll(p + 10, NULL, 10);
+/* The target's components from the decoded columns (or the records), plus the keys. */
+static tfq_code components(tfq_read_decode_op *op, tfq_tuple *cols, tfq_tensor *keys,
+                           tfq_tuple **out, tfq_status *st) {
+  size_t n = op->nmap ? op->nmap : cols->n, k = n + (op->keys != 0);
+  tfq_tuple *comp;
+  tfq_code c = tfq_tuple_new(k, &comp, st);
+  if (c) return c;
+  for (size_t i = 0; !c && i < n; i++) {
+    const mapping *m = op->nmap ? &op->map[i] : NULL;
+    if (!m) {
+      comp->c[i] = tfq_tensor_ref(cols->c[i]);
+      continue;
+    }
+    for (size_t j = 0; !c && j < m->n; j++)
+      if (m->cols[j] >= cols->n)
+        c = tfq_status_set(st, TFQ_INVALID_ARGUMENT, "column %zu is not decoded (%zu columns)",
+                           m->cols[j], cols->n);
+    if (c) break;
+    if (!m->stack)
+      comp->c[i] = tfq_tensor_ref(cols->c[m->cols[0]]);
+    else
+      c = stack_columns(cols, m, &comp->c[i], st);
+  }
+  if (!c && op->keys) comp->c[n] = tfq_tensor_ref(keys);
+  if (c) {
+    tfq_tuple_free(comp);
+    return c;
+  }
+  *out = comp;
+  return TFQ_OK;
 }
 
-/* decode_csv of `values`, mapped to the target's components, enqueue_many'd. */
-static tfq_code deliver(tfq_read_decode_op *op, tfq_tensor *values, tfq_cancel *cancel,
-                        tfq_status *st) {
+/* decode_csv of the first `n` records, mapped to the target's components, enqueue_many'd. */
+static tfq_code deliver(tfq_read_decode_op *op, tfq_tensor *keys, tfq_tensor *values, int64_t n,
+                        tfq_cancel *cancel, tfq_status *st) {
   tfq_tuple *cols = NULL, *comp = NULL;
-  tfq_code c = tfq_decode_csv(op->csv, values, &cols, st);
-  if (c) return c;
-  if (op->nmap == 0) {
-    comp = cols;
-    cols = NULL;
-  } else {
-    c = tfq_tuple_new(op->nmap, &comp, st);
-    for (size_t i = 0; !c && i < op->nmap; i++) {
-      const mapping *m = &op->map[i];
-      for (size_t k = 0; k < m->n; k++)
-        if (m->cols[k] >= cols->n) {
-          c = tfq_status_set(st, TFQ_INVALID_ARGUMENT, "column %zu is not decoded (%zu columns)",
-                             m->cols[k], cols->n);
-          break;
-        }
-      if (c) break;
-      if (!m->stack)
-        comp->c[i] = tfq_tensor_ref(cols->c[m->cols[0]]);
-      else
-        c = stack_columns(cols, m, &comp->c[i], st);
-    }
+  keys->dims[0] = keys->nelems = values->dims[0] = values->nelems = n;
+  tfq_code c;
+  if (op->csv) {
+    c = tfq_decode_csv(op->csv, values, &cols, st);
+  } else if (!(c = tfq_tuple_new(1, &cols, st))) {
+    cols->c[0] = tfq_tensor_ref(values);
   }
+  if (!c) c = components(op, cols, keys, &comp, st);
   if (!c) c = tfq_queue_enqueue_many(op->target, comp, cancel, TFQ_NO_TIMEOUT, st);
+  if (!c) atomic_fetch_add(&op->records, n);
   tfq_tuple_free(cols);
   tfq_tuple_free(comp);
   return c;
 }
 
+/* A decode error in record r of a batch: TF's message for that record alone (as decode_csv of
+ * the one line gives it), prefixed with its key, and its location as data: the file and line of
+ * its key, and r.  `scratch` is a cleared status the call may use. */
+static void locate_record(tfq_read_decode_op *op, const tfq_tensor *keys, const tfq_tensor *values,
+                          int64_t r, tfq_status *scratch, tfq_status *st) {
+  const tfq__str *k = &tfq__strs(keys)[r], *v = &tfq__strs(values)[r];
+  const char *rec[1] = {v->p};
+  size_t len[1] = {v->len};
+  tfq_tuple *one = NULL;
+  tfq_code c = tfq_decode_csv_lines(op->csv, rec, len, 1, &one, scratch);
+  tfq_tuple_free(one);
+  if (c) tfq_status_set(st, c, "%s", tfq_status_message(scratch));
+  size_t flen = k->len;
+  int64_t num = -1;
+  if (!tfq_reader_key_split(k->p, k->len, &flen, &num)) num = -1;
+  tfq__status_prefix(st, "%.*s: ", (int)k->len, k->p);
+  tfq_status_set_location(st, k->p, flen, -1,
+                          tfq_reader_get_kind(op->reader) == TFQ_READER_TEXT_LINE ? num : -1);
+  tfq__status_set_record(st, r);
+}
+
 tfq_code tfq_read_decode_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
   tfq_read_decode_op *op = ctx;
+  tfq_status local, scratch; /* the location is needed to keep the good records */
+  tfq_status_clear(&local);
+  tfq_status_clear(&scratch);
+  if (!st) st = &local;
   tfq_tensor *keys = NULL, *values = NULL;
   tfq_code c = tfq_reader_read_up_to(op->reader, op->work, op->batch, &keys, &values, cancel, st);
   if (c) {
     /* A reader error names its file and offset (TF's reader messages do not say which file). */
-    int64_t off;
-    const char *file = tfq__reader_error_where(&off);
-    if (c != TFQ_OUT_OF_RANGE && c != TFQ_CANCELLED && *file &&
-        !strstr(tfq_status_message(st), file)) {
-      char msg[TFQ__MSG_CAP];
-      if (off >= 0)
-        snprintf(msg, sizeof msg, "%s at byte offset %lld: %s", file, (long long)off,
-                 tfq_status_message(st));
+    const char *file = tfq_status_file(st);
+    if (c != TFQ_OUT_OF_RANGE && c != TFQ_CANCELLED && *file && !st->named) {
+      if (tfq_status_offset(st) >= 0)
+        tfq__status_prefix(st, "%s at byte offset %lld: ", file, (long long)tfq_status_offset(st));
       else
-        snprintf(msg, sizeof msg, "%s: %s", file, tfq_status_message(st));
-      tfq_status_set(st, c, "%s", msg);
+        tfq__status_prefix(st, "%s: ", file);
     }
     return c;
   }
-  c = deliver(op, values, cancel, st);
-  int64_t r = c == TFQ_INVALID_ARGUMENT ? failing_record(tfq_status_message(st)) : -1;
-  if (r >= 0 && r < keys->nelems) {
-    char msg[TFQ__MSG_CAP];
-    const tfq__str *k = &tfq__strs(keys)[r];
-    snprintf(msg, sizeof msg, "%.*s: %s", (int)k->len, k->p, tfq_status_message(st));
-    if (r > 0) {
-      /* Keep the r good records before the bad one (TF drops the whole batch): they are
-       * delivered, then the error is reported. */
-      values->dims[0] = values->nelems = r;
-      tfq_code c2 = deliver(op, values, cancel, st);
-      if (c2 && c2 != TFQ_CANCELLED) { /* report why the good records were not delivered */
-        c = c2;
-        snprintf(msg, sizeof msg, "%s", tfq_status_message(st));
-      }
+  int64_t n = keys->nelems;
+  c = deliver(op, keys, values, n, cancel, st);
+  int64_t r = c == TFQ_INVALID_ARGUMENT && op->csv ? tfq_status_record(st) : -1;
+  if (r >= 0 && r < n) {
+    /* Keep the r good records before the bad one (TF drops the whole batch): they are
+     * delivered, then the error is reported. */
+    tfq_code c2 = r > 0 ? deliver(op, keys, values, r, cancel, &scratch) : TFQ_OK;
+    if (c2 && c2 != TFQ_CANCELLED) { /* report why the good records were not delivered */
+      c = tfq_status_set(st, c2, "%s", tfq_status_message(&scratch));
+    } else {
+      tfq_status_clear(&scratch);
+      locate_record(op, keys, values, r, &scratch, st);
     }
-    tfq_status_set(st, c, "%s", msg);
   }
   tfq_tensor_free(keys);
   tfq_tensor_free(values);
@@ -219,9 +257,4 @@ void tfq_transfer_op_free(tfq_transfer_op *op) {
   tfq_queue_free(op->from);
   tfq_queue_free(op->to);
   tfq_free(op);
-}
-
-tfq_code tfq_producer_op_step(void *producer, tfq_cancel *cancel, tfq_status *st) {
-  (void)cancel; /* the runner's close-on-stop cancel of the producer's queue wakes it */
-  return tfq_producer_step(producer, st);
 }

@@ -41,16 +41,10 @@ tfq_code tfq_runner_new(tfq_queue *q, tfq_runner **out, tfq_status *st) {
   *out = NULL;
   tfq_runner *r = tfq__calloc(1, sizeof *r);
   if (!r) return TFQ__OOM(st);
-  if (tfq_cancel_new(&r->own_cancel, st)) {
+  if (tfq__coord_sync_init(&r->mu, &r->cv, &r->own_cancel)) {
     tfq_free(r);
     return TFQ__OOM(st);
   }
-  if (tfq__mutex_init(&r->mu)) {
-    tfq_cancel_free(r->own_cancel);
-    tfq_free(r);
-    return TFQ__OOM(st);
-  }
-  tfq__cond_init_monotonic(&r->cv);
   r->q = tfq_queue_ref(q);
   r->closed = 1u << TFQ_OUT_OF_RANGE;
   *out = r;
@@ -102,7 +96,8 @@ static void *op_main(void *arg) {
   tfq_runner *r = ta->r;
   const op *o = &r->ops[ta->op];
   tfq_cancel *cancel = r->coord ? tfq_coord_cancel(r->coord) : r->own_cancel;
-  struct tfq_status st = {TFQ_OK, ""};
+  struct tfq_status st;
+  tfq_status_clear(&st);
   tfq_code code = TFQ_OK;
   int first = 1;
   for (;;) {
@@ -138,7 +133,8 @@ static void *op_main(void *arg) {
   tfq__unlock(&r->mu);
   if (closed && last) {
     /* The last thread out closes the queue (behind any pending enqueue, as TF's close_op). */
-    struct tfq_status cst = {TFQ_OK, ""};
+    struct tfq_status cst;
+    tfq_status_clear(&cst);
     tfq_code c = tfq_queue_close(r->q, 0, cancel, TFQ_NO_TIMEOUT, &cst);
     /* A queue someone else already closed is what the close op wanted (Python's runner ignores
      * every close_op error; the C++ runner reports them: tfq reports the others). */
@@ -159,7 +155,8 @@ static void *close_on_stop_main(void *arg) {
   tfq_runner *r = ((thread_arg *)arg)->r;
   for (;;) {
     if (tfq_coord_wait_for_stop(r->coord, 20000)) {
-      struct tfq_status st = {TFQ_OK, ""};
+      struct tfq_status st;
+      tfq_status_clear(&st);
       if (tfq_queue_close(r->q, 1, NULL, TFQ_NO_TIMEOUT, &st)) { /* always OK, as TF's */
       }
       break;
@@ -215,8 +212,9 @@ tfq_code tfq_runner_start(tfq_runner *r, tfq_coord *coord, int64_t wait_us, tfq_
       char name[256];
       snprintf(name, sizeof name, "QueueRunnerThread-%s-%s", tfq_queue_name(r->q),
                is_op ? r->ops[i].name : "close_on_stop");
-      struct tfq_status rst = {TFQ_OK, ""};
-      if (tfq_coord_register_thread(coord, r->threads[i], name, &rst)) {
+      struct tfq_status rst;
+      tfq_status_clear(&rst);
+      if (tfq__coord_register_thread(coord, r->threads[i], name, &rst)) {
         /* The coordinator cannot join it: stop and join it here. */
         (void)tfq_coord_request_stop(coord, TFQ_RESOURCE_EXHAUSTED, rst.msg);
         pthread_join(r->threads[i], NULL);
@@ -230,7 +228,7 @@ tfq_code tfq_runner_start(tfq_runner *r, tfq_coord *coord, int64_t wait_us, tfq_
   }
   if (code) return code;
   if (wait_us > 0) {
-    int64_t deadline = tfq__now_ns() + wait_us * 1000;
+    int64_t deadline = tfq__deadline_ns(wait_us, -1);
     tfq__lock(&r->mu);
     int timed_out = 0;
     while (r->first_runs < (int)r->nops && !timed_out)
@@ -270,12 +268,7 @@ tfq_code tfq_runner_join(tfq_runner *r, tfq_status *st) {
   return code;
 }
 
-int tfq_runner_num_errors(tfq_runner *r) {
-  tfq__lock(&r->mu);
-  int n = r->nerrors;
-  tfq__unlock(&r->mu);
-  return n;
-}
+int tfq_runner_num_errors(tfq_runner *r) { return tfq__locked_int(&r->mu, &r->nerrors); }
 
 int tfq_runner_running(tfq_runner *r) {
   tfq__lock(&r->mu);
@@ -287,15 +280,14 @@ int tfq_runner_running(tfq_runner *r) {
 void tfq_runner_free(tfq_runner *r) {
   if (!r) return;
   if (r->started && !r->coord) tfq_cancel_trigger(r->own_cancel); /* unblock, then join */
-  struct tfq_status st = {TFQ_OK, ""};
+  struct tfq_status st;
+  tfq_status_clear(&st);
   (void)tfq_runner_join(r, &st);
   for (size_t i = 0; i < r->nops; i++) tfq_free(r->ops[i].name);
   tfq_free(r->ops);
   tfq_free(r->threads);
   tfq_free(r->args);
   tfq_queue_free(r->q);
-  tfq_cancel_free(r->own_cancel);
-  pthread_cond_destroy(&r->cv);
-  pthread_mutex_destroy(&r->mu);
+  tfq__coord_sync_destroy(&r->mu, &r->cv, r->own_cancel);
   tfq_free(r);
 }

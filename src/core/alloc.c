@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "core_internal.h"
+#include "base.h"
 
 /* The installed allocator.  Written only while no tfq object is alive (documented REQUIRES), so
  * plain loads are enough; relaxed atomics keep TSan quiet when tests swap allocators between

@@ -4,7 +4,7 @@
  * output in tests/unit/test_core.c. */
 #include <sys/random.h>
 
-#include "core_internal.h"
+#include "base.h"
 
 #define PCG_MULT 6364136223846793005ULL
 

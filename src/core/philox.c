@@ -4,7 +4,7 @@
  * counter, then the 128-bit counter is incremented; RandomShuffleQueue consumes the 4 output
  * words one per draw (SingleSampleAdapter).  Checked against Random123's known-answer vectors in
  * tests/unit/test_core.c. */
-#include "core_internal.h"
+#include "base.h"
 
 #define PHILOX_M0 0xD2511F53u
 #define PHILOX_M1 0xCD9E8D57u

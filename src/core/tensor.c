@@ -1,7 +1,7 @@
 #include <assert.h>
 #include <string.h>
 
-#include "core_internal.h"
+#include "base.h"
 
 /* ---- dtypes ---- */
 

@@ -1,8 +1,7 @@
 #include <stdarg.h>
 #include <string.h>
-#include <time.h>
 
-#include "core_internal.h"
+#include "base.h"
 
 void tfq__buf_printf(tfq__buf *b, const char *fmt, ...) {
   if (b->cap == 0) return;
@@ -57,10 +56,4 @@ size_t tfq_shape_format(const int64_t *dims, int rank, char *buf, size_t cap) {
     buf[n] = '\0';
   }
   return b.len;
-}
-
-int64_t tfq__now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }

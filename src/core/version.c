@@ -1,4 +1,4 @@
-#include "core_internal.h"
+#include "base.h"
 
 unsigned tfq_version_number(void) { return TFQ_VERSION_NUMBER; }
 

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <tfq/csv.h>
 
-#include "../core/core_internal.h"
+#include "../core/base.h"
 
 /* ---- options ---- */
 typedef struct tfq__csv_default {

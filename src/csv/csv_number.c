@@ -16,9 +16,11 @@
  * "Number Parsing at a Gigabyte per Second", 2021) on the first 19 significant digits, and when
  * that cannot decide (rare), strtod/strtof on a short canonical copy without a radix character
  * (so the C locale does not matter). */
+#define TFQ_EXPERIMENTAL
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <tfq/experimental.h>
 
 #include "csv_internal.h"
 #include "csv_pow5.h"
@@ -492,4 +494,19 @@ int tfq__parse_i32(const char *s, size_t len, int32_t *out) {
 
 int tfq__parse_i64(const char *s, size_t len, int64_t *out) {
   return parse_int(s, len, INT64_MAX, out);
+}
+
+/* ---- exported for benchmarks (tfq/experimental.h) ---- */
+
+int tfq_experimental_parse_f32(const char *s, size_t n, float *out) {
+  return tfq__parse_f32(s, n, out);
+}
+int tfq_experimental_parse_f64(const char *s, size_t n, double *out) {
+  return tfq__parse_f64(s, n, out);
+}
+int tfq_experimental_parse_i32(const char *s, size_t n, int32_t *out) {
+  return tfq__parse_i32(s, n, out);
+}
+int tfq_experimental_parse_i64(const char *s, size_t n, int64_t *out) {
+  return tfq__parse_i64(s, n, out);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "csv_internal.h"
+#include "csv_number_fast.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -68,163 +69,6 @@ typedef struct fused_ctx {
   size_t nscols;
 } fused_ctx;
 
-static const uint64_t POW10_U64[20] = {1ULL,
-                                       10ULL,
-                                       100ULL,
-                                       1000ULL,
-                                       10000ULL,
-                                       100000ULL,
-                                       1000000ULL,
-                                       10000000ULL,
-                                       100000000ULL,
-                                       1000000000ULL,
-                                       10000000000ULL,
-                                       100000000000ULL,
-                                       1000000000000ULL,
-                                       10000000000000ULL,
-                                       100000000000000ULL,
-                                       1000000000000000ULL,
-                                       10000000000000000ULL,
-                                       100000000000000000ULL,
-                                       1000000000000000000ULL,
-                                       10000000000000000000ULL};
-static const double POW10_F64[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-static inline uint64_t load8(const char *p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  v = __builtin_bswap64(v);
-#endif
-  return v;
-}
-
-/* Number of leading ASCII digits of the 8 bytes in v (first byte lowest).  A carry out of a
- * byte >= 0xFA only disturbs the bytes after it, which follow a non-digit. */
-static inline unsigned lead_digits8(uint64_t v) {
-  uint64_t x =
-      (v & 0xF0F0F0F0F0F0F0F0ULL) | (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4);
-  uint64_t y = x ^ 0x3333333333333333ULL; /* nonzero bytes: not a digit */
-  uint64_t m = (y | ((y & 0x7F7F7F7F7F7F7F7FULL) + 0x7F7F7F7F7F7F7F7FULL)) & 0x8080808080808080ULL;
-  return m ? (unsigned)__builtin_ctzll(m) >> 3 : 8u;
-}
-
-/* Value of the first k (1..8) digits of v (Lemire's eight-digit SWAR, on zeros shifted in). */
-static inline uint64_t value8(uint64_t v, unsigned k) {
-  v -= 0x3030303030303030ULL; /* digit bytes do not borrow; the bytes after them go away */
-  v <<= 8 * (8 - k);
-  v = (v * 10) + (v >> 8);
-  v = (((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
-       (((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >>
-      32;
-  return v;
-}
-
-/* Reads the run of digits at p into *acc (acc * 10^n + run; wraps harmlessly when the run is
- * long: callers reject more than 19 digits).  Loads may read up to lim.  Returns the run's end. */
-static inline const char *digit_run(const char *p, const char *lim, uint64_t *acc) {
-  uint64_t a = *acc;
-  while (lim - p >= 8) {
-    uint64_t v = load8(p);
-    unsigned k = lead_digits8(v);
-    if (k == 0) break;
-    a = a * POW10_U64[k] + value8(v, k);
-    p += k;
-    if (k < 8) {
-      *acc = a;
-      return p;
-    }
-  }
-  while (p < lim && (unsigned)((unsigned char)*p - '0') < 10u) a = a * 10 + (uint64_t)(*p++ - '0');
-  *acc = a;
-  return p;
-}
-
-/* [-]digits[.digits] with 1..19 digits in all; returns the end, or NULL. */
-static inline const char *fast_decimal(const char *p, const char *end, const char *lim, uint64_t *w,
-                                       int *nfrac, int *neg) {
-  *neg = 0;
-  if (p < end && *p == '-') {
-    *neg = 1;
-    p++;
-  }
-  uint64_t a = 0;
-  const char *d = digit_run(p, lim, &a);
-  size_t ni = (size_t)(d - p), nf = 0;
-  if (d < end && *d == '.') {
-    const char *f = d + 1;
-    d = digit_run(f, lim, &a);
-    nf = (size_t)(d - f);
-  }
-  if (ni + nf == 0 || ni + nf > 19 || d > end) return NULL;
-  *w = a;
-  *nfrac = (int)nf;
-  return d;
-}
-
-static inline const char *fast_f32(const char *p, const char *end, const char *lim, float *out) {
-  uint64_t w;
-  int nf, neg;
-  const char *e = fast_decimal(p, end, lim, &w, &nf, &neg);
-  if (!e) return NULL;
-  float v;
-  if (w == 0) {
-    v = 0.0f;
-  } else if (w <= (1ULL << 53) && nf <= 22) {
-    /* Correctly rounded double; rounding it to float is exact unless it sits on a float
-     * halfway point (the value is a normal float here: 1e-22 <= x < 2^53). */
-    double dv = (double)w / POW10_F64[nf];
-    uint64_t bits;
-    memcpy(&bits, &dv, 8);
-    if ((bits & 0x1FFFFFFFULL) == 0x10000000ULL) {
-      if (!tfq__eisel_lemire_f32(w, -nf, &v)) return NULL;
-    } else {
-      v = (float)dv;
-    }
-  } else if (!tfq__eisel_lemire_f32(w, -nf, &v)) {
-    return NULL;
-  }
-  *out = neg ? -v : v;
-  return e;
-}
-
-static inline const char *fast_f64(const char *p, const char *end, const char *lim, double *out) {
-  uint64_t w;
-  int nf, neg;
-  const char *e = fast_decimal(p, end, lim, &w, &nf, &neg);
-  if (!e) return NULL;
-  double v;
-  if (w == 0) {
-    v = 0.0;
-  } else if (w <= (1ULL << 53) && nf <= 22) {
-    v = (double)w / POW10_F64[nf];
-  } else if (!tfq__eisel_lemire_f64(w, -nf, &v)) {
-    return NULL;
-  }
-  *out = neg ? -v : v;
-  return e;
-}
-
-/* [-]digits with 1..maxd digits (no overflow possible); returns the end, or NULL. */
-static inline const char *fast_int(const char *p, const char *end, const char *lim, size_t maxd,
-                                   int64_t *out) {
-  int neg = 0;
-  if (p < end && *p == '-') {
-    neg = 1;
-    p++;
-  }
-  uint64_t a = 0;
-  const char *d = digit_run(p, lim, &a);
-  size_t nd = (size_t)(d - p);
-  if (nd == 0 || nd > maxd || d > end) return NULL;
-  *out = neg ? -(int64_t)a : (int64_t)a;
-  return d;
-}
-
-/* End of the unquoted field at p: the first delimiter, or end.  Returns NULL if a '"' (quoting
- * on), '\n' or '\r' comes first. */
 static inline const char *field_end(const char *p, const char *end, const char *lim,
                                     unsigned char delim, int q) {
 #if defined(__SSE2__)
@@ -398,6 +242,7 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
   tfq__scratch sc = {NULL, 0, 0};
   void **data = NULL;
   size_t *scols = NULL;
+  size_t at = SIZE_MAX; /* the record being decoded: an error's location */
 
   if ((rc = tfq_tuple_new(ncol, &tup, st))) return rc;
   spans = tfq_malloc(ncol * sizeof *spans);
@@ -428,6 +273,7 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
     const char *rec;
     size_t len, kept;
     int r;
+    at = i;
     next_rec(src, i, &rec, &len);
     if (fused) {
       fr.lc = lc;
@@ -523,6 +369,7 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
   tfq_status_clear(st);
   return TFQ_OK;
 fail:
+  if (rc == TFQ_INVALID_ARGUMENT && at != SIZE_MAX) tfq__status_set_record(st, (int64_t)at);
   tfq__lcsv_free(lc);
   tfq_free(sc.p);
   tfq_free(spans);

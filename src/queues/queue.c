@@ -1,9 +1,11 @@
-/* The queue engine and FIFOQueue.  See queue_internal.h for the memory model and
- * include/tfq/queue.h for the contract. */
+/* The queue engine: the ring and the kinds' storage disciplines, the attempt lists E and D with
+ * their flush, the owner's spin-then-sleep wait, the single-element fast paths and the enqueue,
+ * dequeue and close calls.  This file holds the whole locking protocol (with the cancel token's
+ * half in cancel.c), the one tests/model/queue.pml mirrors.  See queue_internal.h for the memory
+ * model and include/tfq/queue.h for the contract; construction is in queue_new.c, the element
+ * tuples at the engine's edge in queue_tuple.c. */
 #include <assert.h>
-#include <errno.h>
 #include <string.h>
-#include <time.h>
 
 #include "../core/cpu_relax.h"
 #include "queue_internal.h"
@@ -13,184 +15,14 @@
  * other side to act is far cheaper than sleeping; spinning much longer only burns the CPU that the
  * completing thread may need (4 threads on 2 cores, or any background load).  The bound is in
  * time, not iterations: PAUSE costs ~25 ns on Zen 3 and Skylake+ but ~1-4 ns on older cores. */
-#define SPIN_NS 8000 /* spin budget before sleeping: ~1/5 of a cross-vCPU wake-up */
-#define INITIAL_ALLOC 64
+#define SPIN_NS 8000     /* spin budget before sleeping: ~1/5 of a cross-vCPU wake-up */
+#define INITIAL_ALLOC 64 /* rows of the first ring allocation (at most the capacity) */
 
 #if defined(__GNUC__) || defined(__clang__)
 #define NOINLINE __attribute__((noinline))
 #else
 #define NOINLINE
 #endif
-
-/* ---- mutexes ---- */
-
-void tfq__lock(pthread_mutex_t *m) {
-  if (pthread_mutex_lock(m)) abort();
-}
-
-void tfq__unlock(pthread_mutex_t *m) {
-  if (pthread_mutex_unlock(m)) abort();
-}
-
-tfq_code tfq__mutex_init(pthread_mutex_t *m) {
-  pthread_mutexattr_t a;
-  if (pthread_mutexattr_init(&a)) return TFQ_RESOURCE_EXHAUSTED;
-#ifdef PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP
-  /* Short critical sections: spin a little in user space before the futex. */
-  pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
-#endif
-  int rc = pthread_mutex_init(m, &a);
-  pthread_mutexattr_destroy(&a);
-  return rc ? TFQ_RESOURCE_EXHAUSTED : TFQ_OK;
-}
-
-/* ---- names ---- */
-
-const char *tfq_queue_kind_name(tfq_queue_kind kind) {
-  switch (kind) {
-    case TFQ_QUEUE_FIFO: return "FIFOQueue";
-    case TFQ_QUEUE_RANDOM_SHUFFLE: return "RandomShuffleQueue";
-    case TFQ_QUEUE_PADDING_FIFO: return "PaddingFIFOQueue";
-    case TFQ_QUEUE_PRIORITY: return "PriorityQueue";
-  }
-  return "UnknownQueue";
-}
-
-static const char *kind_op_name(tfq_queue_kind kind) {
-  switch (kind) {
-    case TFQ_QUEUE_FIFO: return "fifo_queue";
-    case TFQ_QUEUE_RANDOM_SHUFFLE: return "random_shuffle_queue";
-    case TFQ_QUEUE_PADDING_FIFO: return "padding_fifo_queue";
-    case TFQ_QUEUE_PRIORITY: return "priority_queue";
-  }
-  return "queue";
-}
-
-/* ---- options ---- */
-
-tfq_code tfq_queue_options_new(tfq_queue_options **out, tfq_status *st) {
-  tfq_queue_options *o = tfq__calloc(1, sizeof *o);
-  *out = o;
-  if (!o) return TFQ__OOM(st);
-  o->capacity = -1;
-  tfq_status_clear(st);
-  return TFQ_OK;
-}
-
-void tfq_queue_options_free(tfq_queue_options *o) {
-  if (!o) return;
-  tfq_free(o->name);
-  tfq_free(o->shared_name);
-  tfq_free(o->container);
-  tfq_free(o);
-}
-
-void tfq_queue_options_set_capacity(tfq_queue_options *o, int64_t capacity) {
-  o->capacity = capacity;
-}
-
-static tfq_code set_str(char **dst, const char *v, tfq_status *st) {
-  char *copy = NULL;
-  if (v && !(copy = tfq__strdup(v))) return TFQ__OOM(st);
-  tfq_free(*dst);
-  *dst = copy;
-  tfq_status_clear(st);
-  return TFQ_OK;
-}
-
-tfq_code tfq_queue_options_set_name(tfq_queue_options *o, const char *name, tfq_status *st) {
-  return set_str(&o->name, name, st);
-}
-tfq_code tfq_queue_options_set_shared_name(tfq_queue_options *o, const char *v, tfq_status *st) {
-  return set_str(&o->shared_name, v, st);
-}
-tfq_code tfq_queue_options_set_container(tfq_queue_options *o, const char *v, tfq_status *st) {
-  return set_str(&o->container, v, st);
-}
-void tfq_queue_options_set_min_after_dequeue(tfq_queue_options *o, int64_t m) {
-  o->min_after_dequeue = m;
-}
-void tfq_queue_options_set_seeds(tfq_queue_options *o, int64_t seed, int64_t seed2) {
-  o->seed = seed;
-  o->seed2 = seed2;
-}
-void tfq_queue_options_set_tf_exact_order(tfq_queue_options *o, int on) { o->tf_exact = on != 0; }
-
-/* ---- cancellation ---- */
-
-tfq_code tfq_cancel_new(tfq_cancel **out, tfq_status *st) {
-  tfq_cancel *c = tfq__calloc(1, sizeof *c);
-  *out = NULL;
-  if (!c) return TFQ__OOM(st);
-  if (tfq__mutex_init(&c->mu)) {
-    tfq_free(c);
-    return TFQ__OOM(st);
-  }
-  atomic_init(&c->triggered, 0);
-  *out = c;
-  tfq_status_clear(st);
-  return TFQ_OK;
-}
-
-void tfq_cancel_free(tfq_cancel *c) {
-  if (!c) return;
-  assert(!c->regs);
-  pthread_mutex_destroy(&c->mu);
-  tfq_free(c);
-}
-
-int tfq_cancel_is_triggered(const tfq_cancel *c) {
-  return atomic_load_explicit(&((tfq_cancel *)c)->triggered, memory_order_acquire);
-}
-
-void tfq_cancel_reset(tfq_cancel *c) {
-  tfq__lock(&c->mu);
-  atomic_store(&c->triggered, 0);
-  tfq__unlock(&c->mu);
-}
-
-static void cancel_attempt_locked(tfq_queue *q, tfq__attempt *a, tfq__result why);
-
-void tfq_cancel_trigger(tfq_cancel *c) {
-  tfq__lock(&c->mu);
-  atomic_store(&c->triggered, 1);
-  for (tfq__cancel_reg *r = c->regs; r; r = r->next) {
-    tfq__lock(&r->q->mu);
-    if (!atomic_load_explicit(&r->att->state, memory_order_relaxed))
-      cancel_attempt_locked(r->q, r->att,
-                            r->att->kind == ATT_DEQUEUE ? RES_DEQ_CANCELLED : RES_ENQ_CANCELLED);
-    tfq__unlock(&r->q->mu);
-  }
-  tfq__unlock(&c->mu);
-}
-
-/* Returns 0 when registered; nonzero when `c` is already triggered. */
-static int cancel_register(tfq_cancel *c, tfq_queue *q, tfq__attempt *a) {
-  if (!c) return 0;
-  tfq__lock(&c->mu);
-  int trig = atomic_load(&c->triggered);
-  if (!trig) {
-    a->reg.q = q;
-    a->reg.att = a;
-    a->reg.prev = NULL;
-    a->reg.next = c->regs;
-    if (c->regs) c->regs->prev = &a->reg;
-    c->regs = &a->reg;
-  }
-  tfq__unlock(&c->mu);
-  return trig;
-}
-
-static void cancel_unregister(tfq_cancel *c, tfq__attempt *a) {
-  if (!c) return;
-  tfq__lock(&c->mu);
-  if (a->reg.prev)
-    a->reg.prev->next = a->reg.next;
-  else
-    c->regs = a->reg.next;
-  if (a->reg.next) a->reg.next->prev = a->reg.prev;
-  tfq__unlock(&c->mu);
-}
 
 /* Copies n bytes; the common 4- and 8-byte rows (scalars) become single moves instead of a
  * memcpy call on the single-element hot path. */
@@ -201,6 +33,17 @@ static inline void copy_bytes(void *dst, const void *src, size_t n) {
     memcpy(dst, src, 4);
   else
     memcpy(dst, src, n);
+}
+
+/* The clock half of a spin bounded in time: called every so many PAUSEs, it starts the budget
+ * of `budget_ns` at its first call (*end == 0) and returns 1 once the budget is spent. */
+static inline int spin_expired(int64_t *end, int64_t budget_ns) {
+  int64_t now = tfq__now_ns();
+  if (!*end) {
+    *end = now + budget_ns;
+    return 0;
+  }
+  return now >= *end;
 }
 
 /* ---- ring storage ---- */
@@ -256,6 +99,26 @@ static int ring_reserve(tfq_queue *q, int64_t need) {
   q->head = 0;
   q->alloc = na;
   return 0;
+}
+
+int tfq__ring_init(tfq_queue *q) {
+  int64_t first = q->capacity < INITIAL_ALLOC ? q->capacity : INITIAL_ALLOC;
+  return first > 0 ? ring_reserve(q, first) : 0;
+}
+
+void tfq__ring_free(tfq_queue *q) {
+  if (!q->st) return;
+  for (int64_t i = 0; i < q->count; i++) {
+    int64_t slot = ring_idx(q, i);
+    for (size_t c = 0; c < q->spec->n; c++)
+      if (!q->st[c].dense && q->st[c].refs) tfq_tensor_free(q->st[c].refs[slot]);
+  }
+  for (size_t c = 0; c < q->spec->n; c++) {
+    tfq_free(q->st[c].bytes);
+    tfq_free(q->st[c].refs);
+  }
+  tfq_free(q->st);
+  q->st = NULL;
 }
 
 /* Copies row `row` of the source into ring slot `slot`.  For boxed components the attempt's
@@ -641,6 +504,13 @@ static void cancel_attempt_locked(tfq_queue *q, tfq__attempt *a, tfq__result why
   flush(q);
 }
 
+void tfq__queue_cancel_attempt(tfq_queue *q, tfq__attempt *a) {
+  tfq__lock(&q->mu);
+  if (!atomic_load_explicit(&a->state, memory_order_relaxed))
+    cancel_attempt_locked(q, a, a->kind == ATT_DEQUEUE ? RES_DEQ_CANCELLED : RES_ENQ_CANCELLED);
+  tfq__unlock(&q->mu);
+}
+
 /* ---- running an attempt from its owner's thread ---- */
 
 /* Field by field: the condition variable and the cancel registration are set up only when
@@ -696,39 +566,21 @@ static void run_locked(tfq_queue *q, tfq__attempt *a, int64_t timeout_us, int64_
     return;
   }
   tfq__unlock(&q->mu);
-  int64_t deadline = -1;
-  if (timeout_us > 0) deadline = (start_ns >= 0 ? start_ns : tfq__now_ns()) + timeout_us * 1000;
+  int64_t deadline = tfq__deadline_ns(timeout_us, start_ns);
   for (int64_t i = 1, spin_end = 0;; i++) {
     if (atomic_load_explicit(&a->state, memory_order_acquire)) return;
     CPU_RELAX();
-    if ((i & 31) == 0) { /* read the clock every 32 PAUSEs */
-      int64_t now = tfq__now_ns();
-      if (!spin_end)
-        spin_end = now + SPIN_NS;
-      else if (now >= spin_end)
-        break;
-    }
+    if ((i & 31) == 0 && spin_expired(&spin_end, SPIN_NS)) break; /* clock every 32 PAUSEs */
   }
   tfq__lock(&q->mu);
   if (!atomic_load_explicit(&a->state, memory_order_relaxed)) {
-    pthread_condattr_t ca;
-    if (pthread_condattr_init(&ca) || pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) ||
-        pthread_cond_init(&a->cv, &ca))
-      abort();
-    pthread_condattr_destroy(&ca);
+    tfq__cond_init_monotonic(&a->cv);
     a->sleeping = 1;
     while (!atomic_load_explicit(&a->state, memory_order_relaxed)) {
-      if (deadline < 0) {
-        if (pthread_cond_wait(&a->cv, &q->mu)) abort();
-      } else {
-        struct timespec ts = {(time_t)(deadline / 1000000000LL), (long)(deadline % 1000000000LL)};
-        int rc = pthread_cond_timedwait(&a->cv, &q->mu, &ts);
-        if (rc == ETIMEDOUT && !atomic_load_explicit(&a->state, memory_order_relaxed)) {
-          a->sleeping = 0;
-          cancel_attempt_locked(q, a, RES_DEADLINE);
-        } else if (rc && rc != ETIMEDOUT) {
-          abort();
-        }
+      if (tfq__cond_wait_until(&a->cv, &q->mu, deadline) &&
+          !atomic_load_explicit(&a->state, memory_order_relaxed)) {
+        a->sleeping = 0;
+        cancel_attempt_locked(q, a, RES_DEADLINE);
       }
     }
     a->sleeping = 0;
@@ -739,7 +591,7 @@ static void run_locked(tfq_queue *q, tfq__attempt *a, int64_t timeout_us, int64_
 
 /* Registers `a` with `cancel`, then runs it (run_locked). */
 static void run_attempt(tfq_queue *q, tfq__attempt *a, tfq_cancel *cancel, int64_t timeout_us) {
-  if (cancel_register(cancel, q, a)) {
+  if (cancel && tfq__cancel_register(cancel, q, a)) {
     a->res = a->kind == ATT_DEQUEUE ? RES_DEQ_CANCELLED : RES_ENQ_CANCELLED;
     return;
   }
@@ -752,7 +604,7 @@ static void run_attempt(tfq_queue *q, tfq__attempt *a, tfq_cancel *cancel, int64
   else
     run_locked(q, a, timeout_us, start);
   /* Every path here either held q->mu or read `state` with acquire: the result is visible. */
-  cancel_unregister(cancel, a);
+  if (cancel) tfq__cancel_unregister(cancel, a);
 }
 
 /* The kind TF names in a message.  PaddingFIFOQueue inherits FIFOQueue's enqueue and single
@@ -790,302 +642,9 @@ static tfq_code result_status(tfq_queue *q, const tfq__attempt *a, const char *o
   return tfq_status_set(st, TFQ_INTERNAL, "unknown queue result");
 }
 
-/* ---- construction ---- */
+int64_t tfq_queue_size(tfq_queue *q) { return tfq__locked_i64(&q->mu, &q->count); }
 
-static atomic_long g_queue_counter;
-
-static void queue_destroy(tfq_queue *q) {
-  if (q->st) {
-    for (int64_t i = 0; i < q->count; i++) {
-      int64_t slot = ring_idx(q, i);
-      for (size_t c = 0; c < q->spec->n; c++)
-        if (!q->st[c].dense && q->st[c].refs) tfq_tensor_free(q->st[c].refs[slot]);
-    }
-    for (size_t c = 0; c < q->spec->n; c++) {
-      tfq_free(q->st[c].bytes);
-      tfq_free(q->st[c].refs);
-    }
-    tfq_free(q->st);
-  }
-  tfq_spec_free(q->spec);
-  tfq_free(q->name);
-  tfq_free(q->swap_tmp);
-  tfq_free(q->container);
-  pthread_mutex_destroy(&q->mu);
-  tfq_free(q);
-}
-
-/* Checks the spec for `kind` with TF's messages; for PriorityQueue builds the full spec with the
- * int64 priority prepended.  On success *full is a new spec. */
-tfq_code tfq__queue_full_spec(tfq_queue_kind kind, const tfq_spec *spec, tfq_spec **full,
-                              tfq_status *st) {
-  *full = NULL;
-  if (!spec || spec->n == 0)
-    return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "a queue needs at least one component");
-  size_t nshaped = 0;
-  for (size_t i = 0; i < spec->n; i++) nshaped += spec->c[i].rank != TFQ_UNKNOWN_RANK;
-  char text[TFQ__MSG_CAP];
-  tfq__buf b = {text, sizeof text, 0};
-  if (kind == TFQ_QUEUE_PADDING_FIFO) {
-    for (size_t i = 0; i < spec->n; i++)
-      if (spec->c[i].rank == TFQ_UNKNOWN_RANK)
-        return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "shape <unknown> must have known rank.");
-  } else {
-    if (nshaped != 0 && nshaped != spec->n) {
-      tfq__buf_printf(&b, "Different number of component types.  Types: ");
-      tfq__buf_spec_dtypes(&b, spec);
-      tfq__buf_printf(&b, ", Shapes: ");
-      tfq__buf_spec_shapes(&b, spec);
-      return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "%s", text);
-    }
-    for (size_t i = 0; i < spec->n; i++)
-      if (nshaped && !tfq__comp_fully_defined(&spec->c[i])) {
-        tfq__buf_printf(&b, "All shapes must be fully defined: ");
-        tfq__buf_spec_shapes(&b, spec);
-        return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "%s", text);
-      }
-  }
-  tfq_spec *s;
-  tfq_code c = tfq_spec_new(&s, st);
-  if (c) return c;
-  if (kind == TFQ_QUEUE_PRIORITY)
-    c = tfq_spec_add(s, TFQ_INT64, NULL, nshaped ? 0 : TFQ_UNKNOWN_RANK, NULL, st);
-  for (size_t i = 0; !c && i < spec->n; i++)
-    c = tfq_spec_add(s, spec->c[i].dtype, spec->c[i].dims, spec->c[i].rank, spec->c[i].name, st);
-  if (c) {
-    tfq_spec_free(s);
-    return c;
-  }
-  *full = s;
-  return TFQ_OK;
-}
-
-tfq_code tfq_queue_new(tfq_queue_kind kind, const tfq_spec *spec, const tfq_queue_options *opts,
-                       tfq_queue **out, tfq_status *st) {
-  *out = NULL;
-  if (strcmp(tfq_queue_kind_name(kind), "UnknownQueue") == 0)
-    return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "unknown queue kind %d", (int)kind);
-  int64_t cap = opts ? opts->capacity : -1;
-  cap = cap < 0 ? TFQ_UNBOUNDED_CAPACITY : cap;
-  int64_t mad = opts ? opts->min_after_dequeue : 0;
-  if (kind == TFQ_QUEUE_RANDOM_SHUFFLE) {
-    if (mad < 0)
-      return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "min_after_dequeue %lld must be >= 0",
-                            (long long)mad);
-    if (mad >= cap)
-      return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
-                            "min_after_dequeue %lld must be < capacity %lld", (long long)mad,
-                            (long long)cap);
-  }
-  tfq_spec *full;
-  tfq_code c = tfq__queue_full_spec(kind, spec, &full, st);
-  if (c) return c;
-
-  tfq_queue *q = tfq__calloc(1, sizeof *q);
-  if (!q) {
-    tfq_spec_free(full);
-    return TFQ__OOM(st);
-  }
-  q->spec = full;
-  if (tfq__mutex_init(&q->mu)) {
-    tfq_spec_free(full);
-    tfq_free(q);
-    return TFQ__OOM(st);
-  }
-  atomic_init(&q->refs, 1);
-  q->kind = kind;
-  q->capacity = cap;
-  q->shaped = 1;
-  for (size_t i = 0; i < full->n; i++) q->shaped &= full->c[i].rank != TFQ_UNKNOWN_RANK;
-  if (kind == TFQ_QUEUE_RANDOM_SHUFFLE) {
-    q->min_after_dequeue = mad;
-    q->seed = opts ? opts->seed : 0;
-    q->seed2 = opts ? opts->seed2 : 0;
-    q->tf_exact = opts ? opts->tf_exact : 0;
-    uint64_t s1 = (uint64_t)q->seed, s2 = (uint64_t)q->seed2;
-    if (s1 == 0 && s2 == 0) { /* TF: nondeterministic */
-      s1 = tfq__random64();
-      s2 = tfq__random64();
-    }
-    tfq__pcg32_seed(&q->pcg, s1, s2);
-    tfq__philox_seed(&q->philox, s1, s2);
-  }
-  if (opts && opts->shared_name) {
-    q->name = tfq__strdup(opts->shared_name);
-  } else {
-    const char *op = opts && opts->name ? opts->name : kind_op_name(kind);
-    long n = atomic_fetch_add(&g_queue_counter, 1);
-    size_t len = strlen(op) + 32;
-    q->name = tfq_malloc(len);
-    if (q->name) snprintf(q->name, len, "_%ld_%s", n, op);
-  }
-  q->st = tfq__calloc(full->n, sizeof(tfq__store));
-  if (!q->name || !q->st) {
-    queue_destroy(q);
-    return TFQ__OOM(st);
-  }
-  size_t widest = 8;
-  for (size_t i = 0; i < full->n; i++) {
-    const tfq__comp *k = &full->c[i];
-    if (tfq__comp_fully_defined(k) && k->dtype != TFQ_STRING) {
-      size_t n = tfq_dtype_size(k->dtype);
-      for (int d = 0; d < k->rank; d++) n *= (size_t)k->dims[d];
-      q->st[i].dense = 1;
-      q->st[i].row_bytes = n;
-      if (n > widest) widest = n;
-    }
-  }
-  q->all_dense = 1;
-  for (size_t i = 0; i < full->n; i++) q->all_dense &= q->st[i].dense;
-  if (kind == TFQ_QUEUE_PRIORITY && !(q->swap_tmp = tfq_malloc(widest))) {
-    queue_destroy(q);
-    return TFQ__OOM(st);
-  }
-  int64_t first = q->capacity < INITIAL_ALLOC ? q->capacity : INITIAL_ALLOC;
-  if (first > 0 && ring_reserve(q, first)) {
-    queue_destroy(q);
-    return TFQ__OOM(st);
-  }
-  *out = q;
-  tfq_status_clear(st);
-  return TFQ_OK;
-}
-
-tfq_code tfq_fifo_queue_new(const tfq_spec *spec, int64_t capacity, const char *name,
-                            tfq_queue **out, tfq_status *st) {
-  tfq_queue_options o = {.capacity = capacity, .name = (char *)name};
-  return tfq_queue_new(TFQ_QUEUE_FIFO, spec, &o, out, st);
-}
-
-tfq_queue *tfq_queue_ref(tfq_queue *q) {
-  atomic_fetch_add_explicit(&q->refs, 1, memory_order_relaxed);
-  return q;
-}
-
-void tfq_queue_free(tfq_queue *q) {
-  if (!q) return;
-  if (atomic_fetch_sub_explicit(&q->refs, 1, memory_order_acq_rel) != 1) return;
-  assert(!q->e_head && !q->d_head);
-  queue_destroy(q);
-}
-
-tfq_queue_kind tfq_queue_get_kind(const tfq_queue *q) { return q->kind; }
-const char *tfq_queue_name(const tfq_queue *q) { return q->name; }
-int64_t tfq_queue_capacity(const tfq_queue *q) { return q->capacity; }
-const tfq_spec *tfq_queue_spec(const tfq_queue *q) { return q->spec; }
-
-int64_t tfq_queue_size(tfq_queue *q) {
-  tfq__lock(&q->mu);
-  int64_t n = q->count;
-  tfq__unlock(&q->mu);
-  return n;
-}
-
-int tfq_queue_is_closed(tfq_queue *q) {
-  tfq__lock(&q->mu);
-  int c = q->closed;
-  tfq__unlock(&q->mu);
-  return c;
-}
-
-/* ---- validation (outside the lock, TF's messages) ---- */
-
-static tfq_code validate_tuple(tfq_queue *q, const tfq_tuple *t, int many, tfq_status *st) {
-  const tfq_spec *s = q->spec;
-  if (!t || t->n != s->n)
-    return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
-                          "Wrong number of components in tuple. Expected %zu, got %zu", s->n,
-                          t ? t->n : (size_t)0);
-  for (size_t i = 0; i < s->n; i++) {
-    if (!t->c[i])
-      return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "tuple component %zu is not set", i);
-    if (t->c[i]->dtype != s->c[i].dtype)
-      return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
-                            "Type mismatch in tuple component %zu. Expected %s, got %s", i,
-                            tfq_dtype_name(s->c[i].dtype), tfq_dtype_name(t->c[i]->dtype));
-  }
-  if (many)
-    for (size_t i = 0; i < s->n; i++)
-      if (t->c[i]->rank < 1)
-        return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
-                              "Shape must be at least rank 1 but is rank 0 (component %zu of an "
-                              "enqueue_many is sliced along dimension 0)",
-                              i);
-  int64_t batch = many ? t->c[0]->dims[0] : 0;
-  for (size_t i = 0; i < s->n; i++) {
-    const tfq__comp *k = &s->c[i];
-    const tfq_tensor *x = t->c[i];
-    if (k->rank == TFQ_UNKNOWN_RANK) {
-      if (i == 0 && q->kind == TFQ_QUEUE_PRIORITY && x->rank != (many ? 1 : 0)) {
-        char g[TFQ__MSG_CAP / 2];
-        tfq__buf bg = {g, sizeof g, 0};
-        tfq__buf_shape(&bg, x->dims + many, x->rank - many);
-        return tfq_status_set(
-            st, TFQ_INVALID_ARGUMENT,
-            "Expected the priority element to be a scalar, but received shape: %s", g);
-      }
-      if (many && x->dims[0] != batch)
-        return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
-                              "All input tensors must have the same size in the 0th dimension. "
-                              "Component %zu has %lld, and should have %lld",
-                              i, (long long)x->dims[0], (long long)batch);
-      continue;
-    }
-    int64_t want[TFQ_MAX_RANK + 1];
-    int wr = 0;
-    if (many) want[wr++] = batch;
-    for (int d = 0; d < k->rank; d++) want[wr++] = k->dims[d];
-    int same = x->rank == wr;
-    for (int d = 0; same && d < wr; d++) same = want[d] < 0 || x->dims[d] == want[d];
-    if (!same) {
-      char e[TFQ__MSG_CAP / 2], g[TFQ__MSG_CAP / 2];
-      tfq__buf be = {e, sizeof e, 0}, bg = {g, sizeof g, 0};
-      tfq__buf_shape(&be, want, wr);
-      tfq__buf_shape(&bg, x->dims, x->rank);
-      return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
-                            "Shape mismatch in tuple component %zu. Expected %s, got %s", i, e, g);
-    }
-  }
-  return TFQ_OK;
-}
-
-/* Slices row `row` of `src` (rank >= 1) into a new element tensor. */
-static tfq_code slice_row(const tfq_tensor *src, int64_t row, tfq_tensor **out, tfq_status *st) {
-  tfq_code c = tfq__tensor_alloc(src->dtype, src->dims + 1, src->rank - 1, 0, out, st);
-  if (c) return c;
-  int64_t per = (*out)->nelems;
-  if (src->dtype == TFQ_STRING) {
-    /* One exact-size block for the element's bytes (a general arena chunk is 4 KiB: far too
-     * much per element of a string column). */
-    const tfq__str *s = tfq__strs(src) + row * per;
-    size_t total = 0;
-    for (int64_t i = 0; i < per; i++) total += s[i].len;
-    char *buf = total ? tfq__tensor_arena_alloc(*out, total) : NULL;
-    if (total && !buf) {
-      tfq_tensor_free(*out);
-      *out = NULL;
-      return TFQ__OOM(st);
-    }
-    tfq__str *d = tfq__strs(*out);
-    for (int64_t i = 0; i < per; i++) {
-      if (s[i].len) {
-        memcpy(buf, s[i].p, s[i].len);
-        d[i].p = buf;
-        d[i].len = s[i].len;
-        buf += s[i].len;
-      }
-    }
-  } else if ((*out)->nbytes) {
-    memcpy((*out)->data, (const char *)src->data + (size_t)row * (*out)->nbytes, (*out)->nbytes);
-  }
-  return TFQ_OK;
-}
-
-static void free_boxed(tfq_tensor **b, size_t n) {
-  if (!b) return;
-  for (size_t i = 0; i < n; i++) tfq_tensor_free(b[i]);
-  tfq_free(b);
-}
+int tfq_queue_is_closed(tfq_queue *q) { return tfq__locked_int(&q->mu, &q->closed); }
 
 /* ---- single-element fast paths ----
  * For queues whose components are all fixed-size numeric rows (q->all_dense).  When a single
@@ -1107,10 +666,7 @@ static inline int dense_ok(const tfq_tensor *x, const tfq__comp *k) {
 }
 
 static inline void status_ok(tfq_status *st) {
-  if (st) {
-    st->code = TFQ_OK;
-    st->msg[0] = '\0';
-  }
+  if (st) tfq__status_ok(st);
 }
 
 /* Mutex held.  Returns 1 when the element went in. */
@@ -1176,13 +732,7 @@ static NOINLINE void wait_for_room(tfq_queue *q) {
   for (int i = 1;; i++) {
     CPU_RELAX();
     if ((i & 7) == 0 && __atomic_load_n(&q->count, __ATOMIC_RELAXED) <= level) break;
-    if ((i & 63) == 0) {
-      int64_t now = tfq__now_ns();
-      if (!end)
-        end = now + ROOM_SPIN_NS;
-      else if (now >= end)
-        break;
-    }
+    if ((i & 63) == 0 && spin_expired(&end, ROOM_SPIN_NS)) break;
   }
   tfq__lock(&q->mu);
 }
@@ -1190,7 +740,7 @@ static NOINLINE void wait_for_room(tfq_queue *q) {
 /* A single enqueue of an all-dense queue from one row per component. */
 static inline tfq_code enqueue_rows(tfq_queue *q, const void *const *rows, tfq_cancel *cancel,
                                     int64_t timeout_us, tfq_status *st) {
-  if (cancel && tfq_cancel_is_triggered(cancel))
+  if (cancel && tfq__cancel_triggered(cancel))
     return single_slow(q, ATT_ENQUEUE, rows, NULL, cancel, timeout_us, 0, st);
   tfq__lock(&q->mu);
   if (fast_enqueue_locked(q, rows)) {
@@ -1200,7 +750,7 @@ static inline tfq_code enqueue_rows(tfq_queue *q, const void *const *rows, tfq_c
   }
   if (timeout_us < 0 && !q->e_head && !q->closed && q->count >= q->capacity && q->capacity > 0) {
     wait_for_room(q);
-    if ((!cancel || !tfq_cancel_is_triggered(cancel)) && fast_enqueue_locked(q, rows)) {
+    if ((!cancel || !tfq__cancel_triggered(cancel)) && fast_enqueue_locked(q, rows)) {
       tfq__unlock(&q->mu);
       status_ok(st);
       return TFQ_OK;
@@ -1214,7 +764,7 @@ static inline tfq_code enqueue_rows(tfq_queue *q, const void *const *rows, tfq_c
 /* A single dequeue of an all-dense queue into `dst`, whose tensors hold the rows `rows`. */
 static inline tfq_code dequeue_rows(tfq_queue *q, void *const *rows, tfq_tuple *dst,
                                     tfq_cancel *cancel, int64_t timeout_us, tfq_status *st) {
-  if (cancel && tfq_cancel_is_triggered(cancel))
+  if (cancel && tfq__cancel_triggered(cancel))
     return single_slow(q, ATT_DEQUEUE, NULL, dst, cancel, timeout_us, 0, st);
   tfq__lock(&q->mu);
   if (fast_dequeue_locked(q, rows)) {
@@ -1231,7 +781,7 @@ static inline tfq_code dequeue_rows(tfq_queue *q, void *const *rows, tfq_tuple *
 
 static tfq_code do_enqueue(tfq_queue *q, const tfq_tuple *t, int many, tfq_cancel *cancel,
                            int64_t timeout_us, tfq_status *st) {
-  tfq_code c = validate_tuple(q, t, many, st);
+  tfq_code c = tfq__queue_validate_tuple(q, t, many, st);
   if (c) return c;
   tfq__attempt a;
   attempt_init(&a, ATT_ENQUEUE);
@@ -1255,16 +805,16 @@ static tfq_code do_enqueue(tfq_queue *q, const tfq_tuple *t, int many, tfq_cance
     for (size_t i = 0; i < ncomp; i++) {
       if (q->st[i].dense) continue;
       for (int64_t r = 0; r < a.total; r++) {
-        c = slice_row(t->c[i], r, &a.boxed_src[i * (size_t)a.stride + (size_t)r], st);
+        c = tfq__slice_row(t->c[i], r, &a.boxed_src[i * (size_t)a.stride + (size_t)r], st);
         if (c) {
-          free_boxed(a.boxed_src, n);
+          tfq__free_boxed(a.boxed_src, n);
           return c;
         }
       }
     }
   }
   run_attempt(q, &a, cancel, timeout_us);
-  if (a.boxed_src) free_boxed(a.boxed_src, ncomp * (size_t)a.stride); /* rows not inserted */
+  if (a.boxed_src) tfq__free_boxed(a.boxed_src, ncomp * (size_t)a.stride); /* rows not inserted */
   return result_status(q, &a, "", st);
 }
 
@@ -1312,86 +862,6 @@ tfq_code tfq_queue_enqueue_many(tfq_queue *q, const tfq_tuple *batch, tfq_cancel
 }
 
 /* ---- dequeue ---- */
-
-/* Copies element `e` into the leading corner of row `r` of `out` (rank(out) = rank(e) + 1),
- * whose other entries stay zero / empty: PaddingFIFOQueue's padding. */
-static int pad_copy(tfq_tensor *out, int64_t r, const tfq_tensor *e) {
-  int rank = e->rank;
-  int64_t row_elems = 1;
-  for (int d = 0; d < rank; d++) row_elems *= out->dims[d + 1];
-  if (e->nelems == 0) return 0;
-  int64_t inner = rank ? e->dims[rank - 1] : 1;
-  int64_t idx[TFQ_MAX_RANK] = {0};
-  size_t esz = e->dtype == TFQ_STRING ? 0 : tfq_dtype_size(e->dtype);
-  for (int64_t src = 0; src < e->nelems; src += inner) {
-    /* destination offset of element index (idx[0..rank-2], 0) */
-    int64_t off = 0;
-    for (int d = 0; d < rank; d++) off = off * out->dims[d + 1] + (d < rank - 1 ? idx[d] : 0);
-    int64_t dst = r * row_elems + off;
-    if (e->dtype == TFQ_STRING) {
-      for (int64_t k = 0; k < inner; k++) {
-        const tfq__str *sv = &tfq__strs(e)[src + k];
-        if (tfq__tensor_put_string(out, dst + k, sv->p, sv->len)) return -1;
-      }
-    } else {
-      memcpy((char *)out->data + (size_t)dst * esz, (const char *)e->data + (size_t)src * esz,
-             (size_t)inner * esz);
-    }
-    for (int d = rank - 2; d >= 0; d--) {
-      if (++idx[d] < e->dims[d]) break;
-      idx[d] = 0;
-    }
-  }
-  return 0;
-}
-
-/* Builds batch component `c` of `rows` rows from boxed element tensors (owner thread, no lock).
- * A declared dim keeps its size; an unknown dim (PaddingFIFOQueue) becomes the largest size in
- * this batch (0 for an empty batch) and shorter elements are padded with zeros / "". */
-static tfq_code assemble_boxed(tfq_queue *q, size_t c, tfq_tensor **elems, int64_t rows, int many,
-                               tfq_tensor **out, tfq_status *st) {
-  if (!many) {
-    *out = elems[0];
-    elems[0] = NULL;
-    return TFQ_OK;
-  }
-  const tfq__comp *k = &q->spec->c[c];
-  int64_t dims[TFQ_MAX_RANK + 1];
-  dims[0] = rows;
-  int padded = 0;
-  for (int d = 0; d < k->rank; d++) {
-    dims[d + 1] = k->dims[d];
-    if (k->dims[d] < 0) {
-      padded = 1;
-      dims[d + 1] = 0;
-      for (int64_t r = 0; r < rows; r++)
-        if (elems[r]->dims[d] > dims[d + 1]) dims[d + 1] = elems[r]->dims[d];
-    }
-  }
-  tfq_code rc = tfq__tensor_alloc(k->dtype, dims, k->rank + 1, padded, out, st);
-  if (rc) return rc;
-  int64_t per = rows ? (*out)->nelems / rows : 0;
-  for (int64_t r = 0; r < rows; r++) {
-    const tfq_tensor *e = elems[r];
-    int fail = 0;
-    if (e->nelems != per) {
-      fail = pad_copy(*out, r, e);
-    } else if (k->dtype == TFQ_STRING) {
-      for (int64_t i = 0; i < per && !fail; i++) {
-        const tfq__str *sv = &tfq__strs(e)[i];
-        fail = tfq__tensor_put_string(*out, r * per + i, sv->p, sv->len) != TFQ_OK;
-      }
-    } else {
-      memcpy((char *)(*out)->data + (size_t)r * e->nbytes, e->data, e->nbytes);
-    }
-    if (fail) {
-      tfq_tensor_free(*out);
-      *out = NULL;
-      return TFQ__OOM(st);
-    }
-  }
-  return TFQ_OK;
-}
 
 /* Whether `t` can take a dense element of component `k` in place. */
 static inline int reusable(const tfq_tensor *t, const tfq__comp *k) {
@@ -1466,7 +936,7 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
   }
   if (many && n == 0) { /* TF: empty [0]+shape tensors at once, closed or not */
     for (size_t i = 0; i < ncomp; i++)
-      if (!dst->c[i] && (c = assemble_boxed(q, i, NULL, 0, 1, &dst->c[i], st))) {
+      if (!dst->c[i] && (c = tfq__queue_assemble_boxed(q, i, NULL, 0, 1, &dst->c[i], st))) {
         if (!reuse) tfq_tuple_free(dst);
         return c;
       }
@@ -1506,12 +976,13 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
           tfq_tensor_free(dst->c[i]);
           dst->c[i] = NULL;
         }
-        c = assemble_boxed(q, i, a.boxed_dst + i * (size_t)n, rows, many, &dst->c[i], st);
+        c = tfq__queue_assemble_boxed(q, i, a.boxed_dst + i * (size_t)n, rows, many, &dst->c[i],
+                                      st);
         if (c) break; /* out of memory after the elements left the queue */
       }
     }
   }
-  if (a.boxed_dst) free_boxed(a.boxed_dst, nb);
+  if (a.boxed_dst) tfq__free_boxed(a.boxed_dst, nb);
   if (c) {
     if (!reuse) tfq_tuple_free(dst);
     return c;

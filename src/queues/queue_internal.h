@@ -14,7 +14,8 @@
 #include <stdatomic.h>
 #include <tfq/queue.h>
 
-#include "../core/core_internal.h"
+#include "../core/base.h"
+#include "../core/sync.h"
 
 typedef enum { ATT_ENQUEUE, ATT_CLOSE, ATT_DEQUEUE } tfq__att_kind;
 
@@ -117,14 +118,49 @@ struct tfq_queue_options {
   int tf_exact;
 };
 
+/* ---- construction (queue_new.c) ---- */
+
 /* Validates `spec` for `kind` (TF's messages) and returns the queue's full spec (PriorityQueue:
  * int64 priority prepended). */
 tfq_code tfq__queue_full_spec(tfq_queue_kind kind, const tfq_spec *spec, tfq_spec **full,
                               tfq_status *st);
 
-/* Mutex helpers: a failure is a bug (R11), so abort. */
-void tfq__lock(pthread_mutex_t *m);
-void tfq__unlock(pthread_mutex_t *m);
-tfq_code tfq__mutex_init(pthread_mutex_t *m);
+/* ---- the ring (queue.c) ---- */
+
+/* First allocation of a new queue's ring (q->spec and q->st set).  0, or -1 out of memory. */
+int tfq__ring_init(tfq_queue *q);
+/* Releases the stored elements and the ring, and q->st.  NULL q->st: no-op. */
+void tfq__ring_free(tfq_queue *q);
+
+/* ---- cancellation (cancel.c; the engine's half in queue.c) ---- */
+
+/* Whether `c` (not NULL) is triggered; inline for the engine's single-element paths. */
+static inline int tfq__cancel_triggered(const tfq_cancel *c) {
+  return atomic_load_explicit(&((tfq_cancel *)c)->triggered, memory_order_acquire);
+}
+/* Registers the pending attempt `a` of `q` with `c` (not NULL).  Returns 0 when registered;
+ * nonzero, without registering, when `c` is already triggered. */
+int tfq__cancel_register(tfq_cancel *c, tfq_queue *q, tfq__attempt *a);
+/* Removes the registration of `a` (which tfq__cancel_register() made). */
+void tfq__cancel_unregister(tfq_cancel *c, tfq__attempt *a);
+/* The engine's half of tfq_cancel_trigger(), called with the token's mu held: under q->mu, an
+ * attempt not yet done completes as cancelled (a dequeue's partial batch goes back) and the
+ * queue is flushed. */
+void tfq__queue_cancel_attempt(tfq_queue *q, tfq__attempt *a);
+
+/* ---- element tuples (queue_tuple.c): the calling thread, outside the lock ---- */
+
+/* Checks `t` against q's spec, as one element or (many) as a batch along dim 0 (TF's messages). */
+tfq_code tfq__queue_validate_tuple(tfq_queue *q, const tfq_tuple *t, int many, tfq_status *st);
+/* Slices row `row` of `src` (rank >= 1) into a new element tensor. */
+tfq_code tfq__slice_row(const tfq_tensor *src, int64_t row, tfq_tensor **out, tfq_status *st);
+/* Frees the n tensors of `b` (NULL entries allowed) and `b` itself; NULL: no-op. */
+void tfq__free_boxed(tfq_tensor **b, size_t n);
+/* Builds batch component `c` of `rows` rows from boxed element tensors (`many`; else moves
+ * elems[0] out as the component).  A declared dim keeps its size; an unknown dim
+ * (PaddingFIFOQueue) becomes the largest size in this batch (0 for an empty batch) and shorter
+ * elements are padded with zeros / "". */
+tfq_code tfq__queue_assemble_boxed(tfq_queue *q, size_t c, tfq_tensor **elems, int64_t rows,
+                                   int many, tfq_tensor **out, tfq_status *st);
 
 #endif

@@ -67,14 +67,17 @@ static tfq_code fixedlen_next(tfq_reader *r, tfq__sink *out, int *produced, int 
   int64_t rem = (int64_t)avail - (int64_t)r->skip;
   int64_t lo = (int64_t)foot - (hop > rec ? (int64_t)(hop - rec) : 0);
   int64_t hi = (int64_t)foot + (rec > hop ? (int64_t)(rec - hop) : 0);
-  if (!r->o.tf_compat_truncation && (rem < lo || rem > hi))
-    return tfq_status_set(st, TFQ_DATA_LOSS,
-                          "%s ends inside record %lld: %lld bytes left at offset %llu, where "
-                          "record_bytes + footer_bytes = %llu are needed (or only the footer of "
-                          "%llu bytes)",
-                          r->work, (long long)r->index, (long long)rem,
-                          (unsigned long long)tfq__instream_pos(r->in),
-                          (unsigned long long)(rec + foot), (unsigned long long)foot);
+  if (!r->o.tf_compat_truncation && (rem < lo || rem > hi)) {
+    tfq_status_set(st, TFQ_DATA_LOSS,
+                   "%s ends inside record %lld: %lld bytes left at offset %llu, where "
+                   "record_bytes + footer_bytes = %llu are needed (or only the footer of "
+                   "%llu bytes)",
+                   r->work, (long long)r->index, (long long)rem,
+                   (unsigned long long)tfq__instream_pos(r->in), (unsigned long long)(rec + foot),
+                   (unsigned long long)foot);
+    tfq__status_names_file(st);
+    return TFQ_DATA_LOSS;
+  }
   *at_end = 1;
   return TFQ_OK;
 }

@@ -4,10 +4,10 @@
 
 #include <pthread.h>
 #include <stdint.h>
-#include <tfq/producer.h>
 #include <tfq/reader.h>
 
-#include "../core/core_internal.h"
+#include "../core/base.h"
+#include "../core/sync.h"
 
 /* ---- buffered (optionally inflating) input: zstream.c, the only file that calls zlib ---- */
 
@@ -20,7 +20,10 @@ typedef struct tfq__instream tfq__instream;
  * RESOURCE_EXHAUSTED.  `tf_compat`: a compressed stream cut short ends silently (TF) instead of
  * DATA_LOSS. */
 tfq_code tfq__instream_open(const char *path, tfq_compression c, size_t bufsize, int tf_compat,
-                            tfq__instream **out, tfq_status *st);
+                            int tfrecord, tfq__instream **out, tfq_status *st);
+/* TFQ_COMPRESSION_AUTO looks at this many first bytes of a file. */
+#define TFQ__DETECT_BYTES 12
+
 void tfq__instream_close(tfq__instream *s);
 /* Makes at least `want` bytes available at the current position, growing the buffer if needed;
  * *p and *avail receive the buffered bytes (avail < want only at a clean end of stream).  A
@@ -30,6 +33,8 @@ tfq_code tfq__instream_ensure(tfq__instream *s, size_t want, const char **p, siz
 /* The bytes buffered now (without reading). */
 const char *tfq__instream_peek(tfq__instream *s, size_t *avail);
 void tfq__instream_consume(tfq__instream *s, size_t n);
+/* The stream's compression (never TFQ_COMPRESSION_AUTO: what AUTO picked). */
+tfq_compression tfq__instream_compression(const tfq__instream *s);
 /* Decompressed offset of the current position. */
 uint64_t tfq__instream_pos(const tfq__instream *s);
 /* Current buffer capacity (for tests and the line cap). */
@@ -51,19 +56,6 @@ uint32_t tfq__crc32c_sw(uint32_t crc, const void *p, size_t n);
 /* Hardware version; REQUIRES tfq__crc32c_hw_available(). */
 uint32_t tfq__crc32c_hw(uint32_t crc, const void *p, size_t n);
 int tfq__crc32c_hw_available(void);
-
-/* ---- string batches built in place ---- */
-typedef struct tfq__strbatch {
-  tfq_tensor *t; /* rank 1, capacity = t->dims[0] */
-  int64_t n;
-} tfq__strbatch;
-tfq_code tfq__strbatch_init(tfq__strbatch *b, int64_t cap);
-tfq_code tfq__strbatch_push(tfq__strbatch *b, const char *p, size_t len);
-/* Gives the batch room for at least `cap` strings (RESOURCE_EXHAUSTED on failure, `b` intact). */
-tfq_code tfq__strbatch_reserve(tfq__strbatch *b, int64_t cap);
-/* Hands out the tensor: [n] strings, or a scalar when `scalar` (REQUIRES n == 1). */
-tfq_code tfq__strbatch_finish(tfq__strbatch *b, int scalar, tfq_tensor **out);
-void tfq__strbatch_free(tfq__strbatch *b);
 
 /* ---- readers ---- */
 #define TFQ__KEY_COPIES 8
@@ -100,6 +92,7 @@ typedef struct tfq__reader_ops {
 struct tfq_reader {
   pthread_mutex_t mu;
   const tfq__reader_ops *ops;
+  tfq_reader_kind kind;
   tfq_reader_options o;
   char *display; /* "TextLineReader 'name'" */
   int64_t work_started, work_finished, records;
@@ -108,6 +101,8 @@ struct tfq_reader {
   /* a read_up_to that met an error after k records hands the error to the next call */
   tfq_code pend_code;
   char pend_msg[TFQ__MSG_CAP];
+  int64_t pend_off, pend_line; /* its location (the file is still `work`) */
+  int pend_named;
   /* per file */
   tfq__instream *in;
   int64_t index;  /* line number / record index */
@@ -126,17 +121,12 @@ extern const tfq__reader_ops tfq__textline_ops, tfq__fixedlen_ops, tfq__tfrecord
 /* Pushes key "<work>:<num>" and the value. */
 tfq_code tfq__reader_emit_num(tfq_reader *r, tfq__sink *out, uint64_t num, const char *v,
                               size_t vlen, tfq_status *st);
+/* OnWorkFinished: closes the file and clears the per-file state. */
+void tfq__reader_finish_work(tfq_reader *r);
+/* Copies the work unit's name into r->work.  TFQ_RESOURCE_EXHAUSTED (no status) on failure. */
+tfq_code tfq__reader_set_work(tfq_reader *r, const char *p, size_t len);
+/* Reset with r->mu held: no work, zero counters, no pending error. */
+void tfq__reader_reset_locked(tfq_reader *r);
 /* Opens r->work with the reader's compression options. */
 tfq_code tfq__reader_open(tfq_reader *r, tfq_status *st);
-/* Where the calling thread's last failed tfq_reader_read/read_up_to stopped: the work unit it
- * names (a borrowed thread-local string, "" if none) and, in *offset, the stream offset of the
- * record it could not produce (-1 when no file was open).  Used to give pipeline errors their
- * file and offset without changing the reader's TF messages. */
-const char *tfq__reader_error_where(int64_t *offset);
-
-/* ---- producers ---- */
-tfq_code tfq__input_producer_named(const tfq_tuple *rows, const tfq_producer_options *o,
-                                   const char *what, tfq_queue **queue,
-                                   tfq_producer_thread **thread, tfq_status *st);
-
 #endif

@@ -6,10 +6,12 @@
 
 static tfq_code too_long(tfq_reader *r, tfq_status *st) {
   r->scanned = 0;
-  return tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED,
-                        "line %lld of %s is longer than max_line_bytes (%zu) at offset %llu",
-                        (long long)r->index + 1, r->work, r->o.max_line_bytes,
-                        (unsigned long long)tfq__instream_pos(r->in));
+  tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED,
+                 "line %lld of %s is longer than max_line_bytes (%zu) at offset %llu",
+                 (long long)r->index + 1, r->work, r->o.max_line_bytes,
+                 (unsigned long long)tfq__instream_pos(r->in));
+  tfq__status_names_file(st);
+  return TFQ_RESOURCE_EXHAUSTED;
 }
 
 /* Finds the next line.  *line and *len receive it (terminator removed), *consume the bytes to drop

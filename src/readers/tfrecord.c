@@ -67,8 +67,8 @@ static tfq_code tfrecord_next(tfq_reader *r, tfq__sink *out, int *produced, int 
   if (avail < need) /* TF's wording differs for a compressed stream (conformance suite) */
     return tfq_status_set(
         st, TFQ_DATA_LOSS, "truncated record at %llu' failed with %s", (unsigned long long)o,
-        r->o.compression == TFQ_COMPRESSION_NONE ? "Read less bytes than requested"
-                                                 : "EOF reached");
+        tfq__instream_compression(r->in) == TFQ_COMPRESSION_NONE ? "Read less bytes than requested"
+                                                                 : "EOF reached");
   if (tfq_crc32c_unmask(le32(p + 12 + n)) != tfq_crc32c_extend(0, p + 12, (size_t)n))
     return tfq_status_set(st, TFQ_DATA_LOSS, "corrupted record at %llu",
                           (unsigned long long)(o + 12));

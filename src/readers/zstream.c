@@ -76,7 +76,9 @@ static tfq_code errno_code(int err) {
 }
 
 static tfq_code errno_status(const char *path, int err, tfq_status *st) {
-  return tfq_status_set(st, errno_code(err), "%s; %s", path, strerror(err));
+  tfq_status_set(st, errno_code(err), "%s; %s", path, strerror(err));
+  tfq__status_names_file(st);
+  return errno_code(err);
 }
 
 static const char *comp_name(tfq_compression c) {
@@ -105,8 +107,52 @@ struct tfq__instream {
   uint64_t raw_off; /* compressed bytes read from the file */
 };
 
+static int has_suffix(const char *s, size_t n, const char *suf) {
+  size_t k = strlen(suf);
+  return n >= k && memcmp(s + n - k, suf, k) == 0;
+}
+
+tfq_compression tfq_compression_detect(const void *first, size_t n, const char *name,
+                                       int tfrecord) {
+  const unsigned char *m = first;
+  if (n >= 2 && m[0] == 0x1F && m[1] == 0x8B) return TFQ_COMPRESSION_GZIP;
+  size_t len = name ? strlen(name) : 0;
+  if (has_suffix(name, len, ".gz")) return TFQ_COMPRESSION_GZIP;
+  if (has_suffix(name, len, ".zz") || has_suffix(name, len, ".zlib")) return TFQ_COMPRESSION_ZLIB;
+  /* An uncompressed TFRecord starts with a length whose masked CRC32C follows it. */
+  if (tfrecord && n >= 12) {
+    uint32_t want =
+        (uint32_t)m[8] | (uint32_t)m[9] << 8 | (uint32_t)m[10] << 16 | (uint32_t)m[11] << 24;
+    if (tfq_crc32c_mask(tfq_crc32c_extend(0, m, 8)) == want) return TFQ_COMPRESSION_NONE;
+  }
+  /* zlib header: deflate, window <= 32K, no preset dictionary, FCHECK. */
+  if (n >= 2 && (m[0] & 0x0F) == 8 && (m[0] >> 4) <= 7 && !(m[1] & 0x20) &&
+      ((unsigned)m[0] * 256 + m[1]) % 31 == 0)
+    return TFQ_COMPRESSION_ZLIB;
+  return TFQ_COMPRESSION_NONE;
+}
+
+static ssize_t read_full(int fd, void *p, size_t n);
+
+/* TFQ_COMPRESSION_AUTO: reads the first bytes (a pipe cannot be peeked: they stay buffered, as
+ * decompressed bytes when the file is plain, as raw input otherwise) and picks the compression. */
+static int auto_prefix(tfq__instream *s, int tfrecord, unsigned char *m, size_t *n) {
+  /* Only the bytes the rule looks at: on a stream that stays open (tail -f | ...) a read must
+   * not wait for more than a record needs. */
+  size_t need = tfrecord ? TFQ__DETECT_BYTES : 2;
+  *n = 0;
+  while (*n < need) {
+    ssize_t k = read_full(s->fd, m + *n, need - *n);
+    if (k < 0) return -1;
+    if (k == 0) break;
+    *n += (size_t)k;
+  }
+  s->comp = tfq_compression_detect(m, *n, s->path, tfrecord);
+  return 0;
+}
+
 tfq_code tfq__instream_open(const char *path, tfq_compression c, size_t bufsize, int tf_compat,
-                            tfq__instream **out, tfq_status *st) {
+                            int tfrecord, tfq__instream **out, tfq_status *st) {
   *out = NULL;
   if (bufsize < 64) bufsize = 64;
   tfq__instream *s = tfq__calloc(1, sizeof *s);
@@ -118,20 +164,6 @@ tfq_code tfq__instream_open(const char *path, tfq_compression c, size_t bufsize,
   s->buf = tfq_malloc(bufsize);
   s->cap = s->init_cap = bufsize;
   if (!s->path || !s->buf) goto oom;
-  if (c != TFQ_COMPRESSION_NONE) {
-    s->in = tfq_malloc(bufsize);
-    s->in_cap = bufsize;
-    if (!s->in) goto oom;
-    s->z.zalloc = z_alloc;
-    s->z.zfree = z_free;
-    int zr = inflateInit2(&s->z, c == TFQ_COMPRESSION_GZIP ? 31 : 15);
-    if (zr == Z_MEM_ERROR) goto oom;
-    if (zr != Z_OK) {
-      tfq__instream_close(s);
-      return tfq_status_set(st, TFQ_INTERNAL, "inflateInit2() failed with error %d", zr);
-    }
-    s->z_live = 1;
-  }
   do /* a FIFO blocks in open(): retry when a signal without SA_RESTART interrupts it */
     s->fd = open(path, O_RDONLY | O_CLOEXEC);
   while (s->fd < 0 && errno == EINTR);
@@ -141,10 +173,37 @@ tfq_code tfq__instream_open(const char *path, tfq_compression c, size_t bufsize,
     s->fd = -1;
     errno = EISDIR;
   }
+  unsigned char prefix[TFQ__DETECT_BYTES];
+  size_t nprefix = 0;
+  if (s->fd >= 0 && c == TFQ_COMPRESSION_AUTO && auto_prefix(s, tfrecord, prefix, &nprefix) < 0) {
+    close(s->fd);
+    s->fd = -1;
+  }
   if (s->fd < 0) {
     int err = errno;
     tfq__instream_close(s);
     return errno_status(path, err, st);
+  }
+  if (s->comp != TFQ_COMPRESSION_NONE) {
+    s->in = tfq_malloc(bufsize);
+    s->in_cap = bufsize;
+    if (!s->in) goto oom;
+    s->z.zalloc = z_alloc;
+    s->z.zfree = z_free;
+    int zr = inflateInit2(&s->z, s->comp == TFQ_COMPRESSION_GZIP ? 31 : 15);
+    if (zr == Z_MEM_ERROR) goto oom;
+    if (zr != Z_OK) {
+      tfq__instream_close(s);
+      return tfq_status_set(st, TFQ_INTERNAL, "inflateInit2() failed with error %d", zr);
+    }
+    s->z_live = 1;
+    memcpy(s->in, prefix, nprefix); /* bufsize >= 64 > TFQ__DETECT_BYTES */
+    s->z.next_in = s->in;
+    s->z.avail_in = (uInt)nprefix;
+    s->raw_off = nprefix;
+  } else {
+    memcpy(s->buf, prefix, nprefix);
+    s->len = nprefix;
   }
 #ifdef POSIX_FADV_SEQUENTIAL
   (void)posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -155,6 +214,8 @@ oom:
   tfq__instream_close(s);
   return TFQ__OOM(st);
 }
+
+tfq_compression tfq__instream_compression(const tfq__instream *s) { return s->comp; }
 
 void tfq__instream_close(tfq__instream *s) {
   if (!s) return;
@@ -305,7 +366,11 @@ tfq_code tfq__instream_ensure(tfq__instream *s, size_t want, const char **p, siz
   }
   *p = s->buf + s->pos;
   *avail = s->len - s->pos;
-  if (*avail < want && s->err) return tfq_status_set(st, s->err, "%s", s->errmsg);
+  if (*avail < want && s->err) { /* every stream error message names the file */
+    tfq_status_set(st, s->err, "%s", s->errmsg);
+    tfq__status_names_file(st);
+    return s->err;
+  }
   return TFQ_OK;
 }
 

@@ -887,7 +887,7 @@ static tfq_code scen_seed_pipeline(tfq_status *st) {
   CK(tfq_read_decode_op_add_component(op, (const size_t[]){0, 1}, 2, 1, st));
   CK(tfq_read_decode_op_add_component(op, (const size_t[]){2}, 1, 0, st));
   CK(tfq_runner_new(work, &r1, st));
-  CK(tfq_runner_add_op(r1, tfq_producer_op_step, prod, "producer", st));
+  CK(tfq_runner_add_op(r1, tfq_producer_step, prod, "producer", st));
   CK(tfq_runner_new(target, &r2, st));
   CK(tfq_runner_add_op(r2, tfq_read_decode_step, op, "read0", st));
   CK(tfq_runner_add_op(r2, tfq_read_decode_step, op, "read1", st));

@@ -14,7 +14,6 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <grp.h>
 #include <linux/capability.h>
 #include <pthread.h>
@@ -31,6 +30,9 @@
 #include <tfq/tfq.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "../common/inputs.h"
+#include "../common/scratch.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define FAULTS_ASAN 1
@@ -69,51 +71,24 @@ static int g_child; /* in a forked child: report on stderr and _exit(90) instead
     REQUIRE(ok_c_ == TFQ_OK, "%s -> %s", #call, tfq_code_name(ok_c_)); \
   } while (0)
 
-/* ---- scratch directory ------------------------------------------------------------------- */
+/* ---- scratch directory (../common/scratch.h: g_dir, path_of) ----------------------------- */
 
-static char g_dir[256];
-
-static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *f) {
-  (void)sb;
-  (void)flag;
-  (void)f;
-  return remove(p);
-}
 static void setup(void) {
-  snprintf(g_dir, sizeof g_dir, "/tmp/tfq_faults_XXXXXX");
-  cr_assert_not_null(mkdtemp(g_dir));
+  cr_assert_not_null(scratch_make("tfq_faults"));
   cr_assert_eq(chmod(g_dir, 0755), 0); /* the unprivileged child must reach its files */
 }
-static void teardown(void) { nftw(g_dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS); }
+static void teardown(void) { scratch_remove(); }
 
 TestSuite(faults, .init = setup, .fini = teardown);
 
-static const char *path_of(const char *name) {
-  static char bufs[16][512];
-  static int k;
-  char *b = bufs[k++ & 15];
-  snprintf(b, 512, "%s/%s", g_dir, name);
-  return b;
-}
-
 static void put_file(const char *p, const void *data, size_t len, const char *mode) {
-  FILE *f = fopen(p, mode);
-  REQUIRE(f != NULL, "fopen %s: %s", p, strerror(errno));
-  if (len) REQUIRE(fwrite(data, 1, len, f) == len, "fwrite %s", p);
-  REQUIRE(fclose(f) == 0, "fclose %s", p);
+  REQUIRE(scratch_put(p, data, len, mode) == 0, "writing %s: %s", p, strerror(errno));
 }
 
+/* The contents of p, NUL-terminated (the caller frees). */
 static char *slurp(const char *p, size_t *len) {
-  FILE *f = fopen(p, "rb");
-  REQUIRE(f != NULL, "fopen %s", p);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  REQUIRE(fread(b, 1, (size_t)n, f) == (size_t)n, "fread %s", p);
-  fclose(f);
-  b[n] = 0;
-  *len = (size_t)n;
+  char *b = scratch_slurp(p, len);
+  REQUIRE(b != NULL, "reading %s", p);
   return b;
 }
 
@@ -172,32 +147,10 @@ static tfq_reader *mk_reader(tfq_reader_kind k, size_t buffer_bytes) {
   return r;
 }
 
-static tfq_spec *string_spec(void) {
-  tfq_spec *sp;
-  OK(tfq_spec_new(&sp, NULL));
-  OK(tfq_spec_add(sp, TFQ_STRING, NULL, 0, NULL, NULL));
-  return sp;
-}
-
-static void enqueue_name(tfq_queue *q, const char *name) {
-  tfq_tensor *t;
-  OK(tfq_tensor_new(TFQ_STRING, NULL, 0, &t, NULL));
-  OK(tfq_tensor_set_string(t, 0, name, strlen(name), NULL));
-  tfq_tuple *tu;
-  OK(tfq_tuple_new(1, &tu, NULL));
-  tfq_tuple_set_take(tu, 0, t);
-  OK(tfq_queue_enqueue(q, tu, NULL, TFQ_NO_TIMEOUT, NULL));
-  tfq_tuple_free(tu);
-}
-
-/* A closed FIFO work queue holding `n` filenames. */
+/* A closed FIFO work queue "work" holding `n` filenames. */
 static tfq_queue *work_queue(const char *const *names, int n) {
-  tfq_spec *sp = string_spec();
   tfq_queue *q;
-  OK(tfq_fifo_queue_new(sp, -1, "work", &q, NULL));
-  tfq_spec_free(sp);
-  for (int i = 0; i < n; i++) enqueue_name(q, names[i]);
-  OK(tfq_queue_close(q, 0, NULL, TFQ_NO_TIMEOUT, NULL));
+  OK(test_work_queue(names, n, -1, "work", &q, NULL));
   return q;
 }
 

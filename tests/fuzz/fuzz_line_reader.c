@@ -22,7 +22,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "fuzz_util.h"
 
@@ -55,23 +54,6 @@ static size_t split_lines(const char *s, size_t n, span *out) {
   return k;
 }
 
-static unsigned char *compress_all(const uint8_t *p, size_t n, int window_bits, size_t *out_len) {
-  z_stream z;
-  memset(&z, 0, sizeof z);
-  FUZZ_CHECK(deflateInit2(&z, 6, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY) == Z_OK);
-  size_t cap = deflateBound(&z, (uLong)n) + 64;
-  unsigned char *buf = malloc(cap);
-  FUZZ_CHECK(buf != NULL);
-  z.next_in = (Bytef *)(uintptr_t)p;
-  z.avail_in = (uInt)n;
-  z.next_out = buf;
-  z.avail_out = (uInt)cap;
-  FUZZ_CHECK(deflate(&z, Z_FINISH) == Z_STREAM_END);
-  *out_len = cap - z.avail_out;
-  deflateEnd(&z);
-  return buf;
-}
-
 static fuzz_file g_file;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -96,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   } else if (mode == 1 || mode == 2) {
     size_t zlen;
     comp = mode == 1 ? TFQ_COMPRESSION_GZIP : TFQ_COMPRESSION_ZLIB;
-    z = compress_all((const uint8_t *)payload, plen, mode == 1 ? 31 : 15, &zlen);
+    z = fuzz_deflate(payload, plen, mode == 1 ? 31 : 15, &zlen);
     size_t cut = hdr[3] < zlen ? hdr[3] : zlen;
     truncated = cut > 0 && cut < zlen;
     empty_file = cut == zlen; /* an empty file is an empty stream (zstream.c), not a cut one */
@@ -133,19 +115,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int last_cut = 0;
   tfq_code end = TFQ_OK;
   for (int iter = 0; iter < 100000; iter++) {
-    tfq_tensor *k = NULL, *v = NULL;
-    tfq_code c = batch ? tfq_reader_read_up_to(r, work, n_batch, &k, &v, NULL, st)
-                       : tfq_reader_read(r, work, &k, &v, NULL, st);
-    if (c != TFQ_OK) {
-      fuzz_check_failure(c, st);
-      FUZZ_CHECK(k == NULL && v == NULL);
-      if (getenv("FUZZ_VERBOSE"))
-        fprintf(stderr, "%s: %s\n", tfq_code_name(c), tfq_status_message(st));
-      end = c;
-      break;
-    }
-    int64_t m = batch ? tfq_tensor_dim(v, 0) : 1;
-    FUZZ_CHECK(m >= 1 && m <= n_batch);
+    tfq_tensor *k, *v;
+    int64_t m = fuzz_read(r, work, batch, n_batch, &k, &v, st, &end);
+    if (m == 0) break;
     FUZZ_CHECK(!batch || tfq_tensor_dim(k, 0) == m);
     for (int64_t i = 0; i < m; i++) {
       size_t kl, vl;

@@ -89,19 +89,9 @@ static tfq_code read_all(const char *path, tfq_compression comp, int compat, int
   size_t got = 0;
   tfq_code end = TFQ_OK;
   for (int iter = 0; iter < 1000000; iter++) {
-    tfq_tensor *k = NULL, *v = NULL;
-    tfq_code c = batch ? tfq_reader_read_up_to(r, work, n_batch, &k, &v, NULL, st)
-                       : tfq_reader_read(r, work, &k, &v, NULL, st);
-    if (c != TFQ_OK) {
-      fuzz_check_failure(c, st);
-      FUZZ_CHECK(k == NULL && v == NULL);
-      if (getenv("FUZZ_VERBOSE"))
-        fprintf(stderr, "%s: %s\n", tfq_code_name(c), tfq_status_message(st));
-      end = c;
-      break;
-    }
-    int64_t m = batch ? tfq_tensor_dim(v, 0) : 1;
-    FUZZ_CHECK(m >= 1 && m <= n_batch);
+    tfq_tensor *k, *v;
+    int64_t m = fuzz_read(r, work, batch, n_batch, &k, &v, st, &end);
+    if (m == 0) break;
     for (int64_t i = 0; i < m; i++) {
       size_t kl, vl;
       const char *ks = tfq_tensor_string(k, i, &kl), *vs = tfq_tensor_string(v, i, &vl);

@@ -1,7 +1,8 @@
 /* Helpers shared by the reader fuzz targets (test code, not part of the library): an in-memory
- * file reachable by path (memfd + /proc/self/fd), a closed one-file work queue, and checks that
- * failure codes are proper tfq codes with a message.  Any broken invariant calls FUZZ_CHECK,
- * which prints the condition and aborts (a crash libFuzzer records). */
+ * file reachable by path (memfd + /proc/self/fd), a closed one-file work queue and zlib/gzip
+ * compression (from ../common/inputs.h), one checked read, and checks that failure codes are
+ * proper tfq codes with a message.  Any broken invariant calls FUZZ_CHECK, which prints the
+ * condition and aborts (a crash libFuzzer records). */
 #ifndef TFQ_FUZZ_UTIL_H
 #define TFQ_FUZZ_UTIL_H
 
@@ -12,6 +13,8 @@
 #include <sys/mman.h>
 #include <tfq/tfq.h>
 #include <unistd.h>
+
+#include "../common/inputs.h"
 
 #define FUZZ_CHECK(cond)                                                           \
   do {                                                                             \
@@ -45,24 +48,19 @@ static inline void fuzz_file_set(fuzz_file *f, const void *data, size_t n) {
   }
 }
 
-/* A closed FIFO work queue holding the one filename `path`. */
+/* A closed FIFO work queue "work" holding the one filename `path`. */
 static inline tfq_queue *fuzz_work_queue(const char *path, tfq_status *st) {
-  tfq_spec *spec;
   tfq_queue *q;
-  tfq_tensor *name;
-  tfq_tuple *t;
-  FUZZ_CHECK(tfq_spec_new(&spec, st) == TFQ_OK);
-  FUZZ_CHECK(tfq_spec_add(spec, TFQ_STRING, NULL, 0, NULL, st) == TFQ_OK);
-  FUZZ_CHECK(tfq_fifo_queue_new(spec, 4, "work", &q, st) == TFQ_OK);
-  tfq_spec_free(spec);
-  FUZZ_CHECK(tfq_tensor_new(TFQ_STRING, NULL, 0, &name, st) == TFQ_OK);
-  FUZZ_CHECK(tfq_tensor_set_string(name, 0, path, strlen(path), st) == TFQ_OK);
-  FUZZ_CHECK(tfq_tuple_new(1, &t, st) == TFQ_OK);
-  tfq_tuple_set_take(t, 0, name);
-  FUZZ_CHECK(tfq_queue_enqueue(q, t, NULL, TFQ_NO_TIMEOUT, st) == TFQ_OK);
-  tfq_tuple_free(t);
-  FUZZ_CHECK(tfq_queue_close(q, 0, NULL, TFQ_NO_TIMEOUT, st) == TFQ_OK);
+  FUZZ_CHECK(test_work_queue(&path, 1, 4, "work", &q, st) == TFQ_OK);
   return q;
+}
+
+/* data[0..n) deflated with zlib's window_bits (15 zlib, 31 gzip); the caller frees. */
+static inline unsigned char *fuzz_deflate(const void *data, size_t n, int window_bits,
+                                          size_t *out_len) {
+  unsigned char *z = test_deflate(data, n, window_bits, out_len);
+  FUZZ_CHECK(z != NULL);
+  return z;
 }
 
 /* A failure must carry a real tfq code (1..16) and a non-empty message. */
@@ -71,6 +69,28 @@ static inline void fuzz_check_failure(tfq_code c, const tfq_status *st) {
   FUZZ_CHECK(tfq_status_code(st) == c);
   const char *m = tfq_status_message(st);
   FUZZ_CHECK(m != NULL && m[0] != 0);
+}
+
+/* One read of `r` from `work`: read_up_to(n_batch) when `batch`, else read.  Returns the number
+ * of records in *k and *v (checked to be 1..n_batch), or 0 when the read failed, with its code in
+ * *end (checked: a tfq code with a message, and no output).  FUZZ_VERBOSE in the environment
+ * prints each failure. */
+static inline int64_t fuzz_read(tfq_reader *r, tfq_queue *work, int batch, int64_t n_batch,
+                                tfq_tensor **k, tfq_tensor **v, tfq_status *st, tfq_code *end) {
+  *k = *v = NULL;
+  tfq_code c = batch ? tfq_reader_read_up_to(r, work, n_batch, k, v, NULL, st)
+                     : tfq_reader_read(r, work, k, v, NULL, st);
+  if (c != TFQ_OK) {
+    fuzz_check_failure(c, st);
+    FUZZ_CHECK(*k == NULL && *v == NULL);
+    if (getenv("FUZZ_VERBOSE"))
+      fprintf(stderr, "%s: %s\n", tfq_code_name(c), tfq_status_message(st));
+    *end = c;
+    return 0;
+  }
+  int64_t m = batch ? tfq_tensor_dim(*v, 0) : 1;
+  FUZZ_CHECK(m >= 1 && m <= n_batch);
+  return m;
 }
 
 /* Key "<path>:<n>" check. */

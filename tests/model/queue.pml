@@ -1,4 +1,7 @@
-/* A Promela model of the locking protocol of the queue engine, src/queues/queue.c.
+/* A Promela model of the locking protocol of the queue engine, src/queues/queue.c (the cancel
+ * token's half — cancel_register, cancel_unregister, tfq_cancel_trigger — is in
+ * src/queues/cancel.c as tfq__cancel_register, tfq__cancel_unregister and tfq_cancel_trigger,
+ * which cancels each attempt through queue.c's tfq__queue_cancel_attempt).
  *
  * What is modelled (names are the C names):
  *   q->mu (mu), tfq_cancel's mu (cmu) and `triggered`; the attempt lists E (enqueue, enqueue_many,

@@ -169,7 +169,7 @@ static void run(const csv_dir *d, const run_cfg *cfg, run_out *o, tfq_status *st
   tfq_runner *rp, *rr;
   die_on(tfq_runner_new(files, &rp, st), st, "producer runner");
   die_on(tfq_runner_new(target, &rr, st), st, "reader runner");
-  die_on(tfq_runner_add_op(rp, tfq_producer_op_step, prod, "producer", st), st, "add op");
+  die_on(tfq_runner_add_op(rp, tfq_producer_step, prod, "producer", st), st, "add op");
   read_op *ops = calloc((size_t)cfg->nreaders, sizeof *ops);
   if (!ops) exit(1);
   for (int i = 0; i < cfg->nreaders; i++) {

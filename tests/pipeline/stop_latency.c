@@ -2,7 +2,7 @@
  * in <= 10 ms".
  *
  * Each repetition builds, under one Coordinator:
- *  - runner A: a filename producer op (tfq_producer_op_step, unlimited epochs) over a capacity-4
+ *  - runner A: a filename producer op (tfq_producer_step, unlimited epochs) over a capacity-4
  *    filename queue, which fills, so the producer blocks on a full queue;
  *  - runner B: 4 TextLineReader read -> decode_csv -> enqueue_many ops (tfq_read_decode_step),
  *    each with its own reader, feeding a capacity-8 RandomShuffleQueue that nobody dequeues, so
@@ -83,7 +83,7 @@ static double one_run(const csv_dir *d, tfq_status *st, int rep, int join_first)
   die_on(tfq_runner_new(files, &ra, st), st, "runner A");
   die_on(tfq_runner_new(shuffle, &rb, st), st, "runner B");
   die_on(tfq_runner_new(sink, &rc, st), st, "runner C");
-  die_on(tfq_runner_add_op(ra, tfq_producer_op_step, prod, "producer", st), st, "add op");
+  die_on(tfq_runner_add_op(ra, tfq_producer_step, prod, "producer", st), st, "add op");
 
   tfq_reader *readers[NREADERS_FULL + NREADERS_EMPTY];
   tfq_read_decode_op *ops[NREADERS_FULL + NREADERS_EMPTY];

@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../common/inputs.h"
+
 static void die(const char *what, tfq_status *st) {
   fprintf(stderr, "%s: %s\n", what, st ? tfq_status_message(st) : "");
   exit(2);
@@ -76,19 +78,9 @@ int main(int argc, char **argv) {
 
   /* read */
   tfq_status *st = tfq_status_new();
-  tfq_spec *spec;
   tfq_queue *q;
-  tfq_tensor *t;
-  tfq_tuple *tu;
-  if (tfq_spec_new(&spec, st) || tfq_spec_add(spec, TFQ_STRING, NULL, 0, NULL, st) ||
-      tfq_fifo_queue_new(spec, 4, NULL, &q, st) || tfq_tensor_new(TFQ_STRING, NULL, 0, &t, st) ||
-      tfq_tensor_set_string(t, 0, path, strlen(path), st) || tfq_tuple_new(1, &tu, st))
-    die("setup", st);
-  tfq_tuple_set_take(tu, 0, t);
-  if (tfq_queue_enqueue(q, tu, NULL, TFQ_NO_TIMEOUT, st) ||
-      tfq_queue_close(q, 0, NULL, TFQ_NO_TIMEOUT, st))
-    die("enqueue", st);
-  tfq_tuple_free(tu);
+  const char *names[1] = {path};
+  if (test_work_queue(names, 1, 4, NULL, &q, st)) die("work queue", st);
   tfq_reader_options *o;
   tfq_reader *r;
   if (tfq_reader_options_new(&o, st)) die("options", st);
@@ -121,7 +113,6 @@ int main(int argc, char **argv) {
   tfq_reader_free(r);
   tfq_reader_options_free(o);
   tfq_queue_free(q);
-  tfq_spec_free(spec);
   tfq_status_free(st);
   unlink(path);
   rmdir(dir);

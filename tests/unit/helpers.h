@@ -26,12 +26,35 @@ static inline tfq_spec *spec1(tfq_dtype dt, int rank, const int64_t *dims) {
   return s;
 }
 
+/* Spec with two components, each a (dtype, rank, dims) triple; rank -1 = unshaped. */
+static inline tfq_spec *spec2(tfq_dtype dt0, int rank0, const int64_t *dims0, tfq_dtype dt1,
+                              int rank1, const int64_t *dims1) {
+  tfq_spec *s;
+  OK(tfq_spec_new(&s, NULL));
+  OK(tfq_spec_add(s, dt0, dims0, rank0, NULL, NULL));
+  OK(tfq_spec_add(s, dt1, dims1, rank1, NULL, NULL));
+  return s;
+}
+
 static inline tfq_queue *fifo(tfq_spec *s, int64_t cap) {
   tfq_queue *q;
   tfq_status *st = tfq_status_new();
   cr_assert_eq(tfq_fifo_queue_new(s, cap, NULL, &q, st), TFQ_OK, "%s", tfq_status_message(st));
   tfq_status_free(st);
   return q;
+}
+
+/* A FIFOQueue of scalars of type dt. */
+static inline tfq_queue *scalar_fifo(tfq_dtype dt, int64_t cap) {
+  tfq_spec *s = spec1(dt, 0, NULL);
+  tfq_queue *q = fifo(s, cap);
+  tfq_spec_free(s);
+  return q;
+}
+
+/* 1 if `needle` occurs in `hay` (status messages). */
+static inline int contains(const char *hay, const char *needle) {
+  return strstr(hay, needle) != NULL;
 }
 
 static inline tfq_tensor *tensor(tfq_dtype dt, int rank, const int64_t *dims) {
@@ -55,6 +78,12 @@ static inline tfq_tensor *f32_scalar(float v) {
 static inline tfq_tensor *i32_scalar(int32_t v) {
   tfq_tensor *t = tensor(TFQ_INT32, 0, NULL);
   *(int32_t *)tfq_tensor_data(t) = v;
+  return t;
+}
+
+static inline tfq_tensor *i64_scalar(int64_t v) {
+  tfq_tensor *t = tensor(TFQ_INT64, 0, NULL);
+  *(int64_t *)tfq_tensor_data(t) = v;
   return t;
 }
 

@@ -1,6 +1,8 @@
-/* Helpers shared by test_readers.c, test_tfrecord.c and test_producers.c: a scratch directory
- * removed at the end of each test, files, work queues, and zlib/gzip compression of test data
- * (tests may call zlib; the library calls it from src/readers/zstream.c only). */
+/* Helpers shared by the reader suites (test_readers.c, test_reader_edges.c, test_tfrecord.c,
+ * test_producers.c, test_coord_edges.c), checked with Criterion: a scratch directory removed at
+ * the end of each test, files, work queues, reads, and zlib/gzip compression of test data.  The
+ * assertion-free parts, shared with tests/faults, tests/fuzz and tests/rss, are in
+ * ../common/scratch.h and ../common/inputs.h. */
 #ifndef TFQ_TEST_READERS_UTIL_H
 #define TFQ_TEST_READERS_UTIL_H
 
@@ -8,7 +10,7 @@
 
 /* Not every test file uses every helper. */
 #pragma GCC diagnostic ignored "-Wunused-function"
-#include <ftw.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,65 +18,30 @@
 #include <unistd.h>
 #include <zlib.h>
 
-static char g_dir[256];
+#include "../common/inputs.h"
+#include "../common/scratch.h"
 
-static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *f) {
-  (void)sb;
-  (void)flag;
-  (void)f;
-  return remove(p);
-}
-static void tmp_setup(void) {
-  snprintf(g_dir, sizeof g_dir, "/tmp/tfq_readers_XXXXXX");
-  cr_assert_not_null(mkdtemp(g_dir));
-}
-static void tmp_teardown(void) { nftw(g_dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS); }
+static void tmp_setup(void) { cr_assert_not_null(scratch_make("tfq_readers")); }
+static void tmp_teardown(void) { scratch_remove(); }
 
-/* Path of `name` in the scratch dir (static rotating buffers). */
-static const char *path_of(const char *name) {
-  static char bufs[8][512];
-  static int k;
-  char *b = bufs[k++ & 7];
-  snprintf(b, 512, "%s/%s", g_dir, name);
-  return b;
-}
-
+/* Writes `name` in the scratch dir; returns its path (path_of: static rotating buffers). */
 static const char *write_file(const char *name, const void *data, size_t len) {
   const char *p = path_of(name);
-  FILE *f = fopen(p, "wb");
-  cr_assert_not_null(f);
-  if (len) cr_assert_eq(fwrite(data, 1, len, f), len);
-  cr_assert_eq(fclose(f), 0);
+  cr_assert_eq(scratch_put(p, data, len, "wb"), 0, "writing %s: %s", p, strerror(errno));
   return p;
 }
 
+/* The contents of file p (malloc'd, NUL-terminated; the caller frees). */
 static char *read_all(const char *p, size_t *len) {
-  FILE *f = fopen(p, "rb");
-  cr_assert_not_null(f);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  cr_assert_eq(fread(b, 1, (size_t)n, f), (size_t)n);
-  fclose(f);
-  *len = (size_t)n;
+  char *b = scratch_slurp(p, len);
+  cr_assert_not_null(b, "reading %s", p);
   return b;
 }
 
 /* gzip (gz = 1) or zlib (gz = 0) of data; caller frees. */
 static unsigned char *compress_buf(const void *data, size_t len, int gz, size_t *out_len) {
-  z_stream z;
-  memset(&z, 0, sizeof z);
-  cr_assert_eq(deflateInit2(&z, 6, Z_DEFLATED, gz ? 31 : 15, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  size_t cap = deflateBound(&z, (uLong)len) + 64;
-  unsigned char *out = malloc(cap);
-  z.next_in = (Bytef *)(uintptr_t)data;
-  z.avail_in = (uInt)len;
-  z.next_out = out;
-  z.avail_out = (uInt)cap;
-  cr_assert_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
-  *out_len = cap - z.avail_out;
-  deflateEnd(&z);
+  unsigned char *out = test_deflate(data, len, gz ? 31 : 15, out_len);
+  cr_assert_not_null(out, "deflate failed");
   return out;
 }
 
@@ -113,9 +80,10 @@ static void close_queue(tfq_queue *q) {
 
 /* A closed work queue holding `n` names. */
 static tfq_queue *work_of(const char *const *names, int n) {
-  tfq_queue *q = string_queue(-1);
-  for (int i = 0; i < n; i++) enqueue_str(q, names[i]);
-  close_queue(q);
+  tfq_queue *q;
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(test_work_queue(names, n, -1, NULL, &q, st), TFQ_OK, "%s", tfq_status_message(st));
+  tfq_status_free(st);
   return q;
 }
 

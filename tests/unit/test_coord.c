@@ -5,8 +5,6 @@
 
 #include "helpers.h"
 
-static int contains(const char *hay, const char *needle) { return strstr(hay, needle) != NULL; }
-
 /* ---- an op like count_up_to: yields 0, 1, ... limit-1, then OUT_OF_RANGE ---- */
 typedef struct counter {
   pthread_mutex_t mu;
@@ -34,12 +32,6 @@ static tfq_code counter_take(counter *c, int64_t *v, tfq_status *st) {
   return code;
 }
 
-static tfq_tensor *i64_scalar(int64_t v) {
-  tfq_tensor *t = tensor(TFQ_INT64, 0, NULL);
-  *(int64_t *)tfq_tensor_data(t) = v;
-  return t;
-}
-
 static tfq_code counter_enqueue_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
   counter *c = ctx;
   atomic_fetch_add(&c->runs, 1);
@@ -59,12 +51,7 @@ static tfq_code counter_source(void *ctx, tfq_tuple **out, tfq_cancel *cancel, t
   return code;
 }
 
-static tfq_queue *i64_fifo(int64_t cap) {
-  tfq_spec *s = spec1(TFQ_INT64, 0, NULL);
-  tfq_queue *q = fifo(s, cap);
-  tfq_spec_free(s);
-  return q;
-}
+static tfq_queue *i64_fifo(int64_t cap) { return scalar_fifo(TFQ_INT64, cap); }
 
 static tfq_coord *coord(void) {
   tfq_coord *c;
@@ -666,10 +653,7 @@ static tfq_code tagged_source(void *ctx, tfq_tuple **out, tfq_cancel *cancel, tf
 /* [130] */
 Test(batch_join, two_sources_keep_their_own_order_and_close_after_both_end) {
   tfq_coord *c = coord();
-  tfq_spec *s;
-  OK(tfq_spec_new(&s, NULL));
-  OK(tfq_spec_add(s, TFQ_INT64, NULL, 0, NULL, NULL));
-  OK(tfq_spec_add(s, TFQ_STRING, NULL, 0, NULL, NULL));
+  tfq_spec *s = spec2(TFQ_INT64, 0, NULL, TFQ_STRING, 0, NULL);
   tagged a = {PTHREAD_MUTEX_INITIALIZER, 0, 70, 0}, bb = {PTHREAD_MUTEX_INITIALIZER, 0, 90, 1};
   tfq_source_fn fns[2] = {tagged_source, tagged_source};
   void *ctxs[2] = {&a, &bb};

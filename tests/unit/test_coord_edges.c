@@ -8,14 +8,7 @@
 #include "helpers.h"
 #include "readers_util.h"
 
-static int has(const char *hay, const char *needle) { return strstr(hay, needle) != NULL; }
-
-static tfq_queue *float_queue(int64_t cap) {
-  tfq_spec *s = spec1(TFQ_FLOAT, 0, NULL);
-  tfq_queue *q = fifo(s, cap);
-  tfq_spec_free(s);
-  return q;
-}
+static tfq_queue *float_queue(int64_t cap) { return scalar_fifo(TFQ_FLOAT, cap); }
 
 /* ---- queue → queue transfer op ---- */
 
@@ -118,7 +111,7 @@ Test(coord_rd, read_decode_component_needs_a_column_and_several_only_when_stacke
   cr_assert_eq(tfq_read_decode_op_add_component(f.op, cols, 0, 0, st), TFQ_INVALID_ARGUMENT);
   cr_assert_str_eq(tfq_status_message(st), "a component needs a column");
   cr_assert_eq(tfq_read_decode_op_add_component(f.op, cols, 2, 0, st), TFQ_INVALID_ARGUMENT);
-  cr_assert(has(tfq_status_message(st), "only when stacked"), "%s", tfq_status_message(st));
+  cr_assert(contains(tfq_status_message(st), "only when stacked"), "%s", tfq_status_message(st));
   tfq_status_free(st);
   rd_teardown(&f);
 }
@@ -368,9 +361,7 @@ static void *short_thread(void *arg) {
 Test(coord_edges, freeing_a_coordinator_with_unjoined_registered_threads_detaches_them) {
   tfq_coord *c;
   OK(tfq_coord_new(&c, NULL));
-  pthread_t th;
-  cr_assert_eq(pthread_create(&th, NULL, short_thread, NULL), 0);
-  OK(tfq_coord_register_thread(c, th, NULL, NULL));
+  OK(tfq_coord_start_thread(c, NULL, short_thread, NULL, NULL));
   OK(tfq_coord_start_thread(c, "second", short_thread, NULL, NULL));
   /* never joined: free detaches both (ASan/LSan and valgrind see no leak) */
   tfq_coord_free(c);
@@ -386,14 +377,13 @@ static void *wait_stop_main(void *arg) {
 Test(coord_edges, join_names_an_unnamed_straggler_thread_n) {
   tfq_coord *c;
   OK(tfq_coord_new(&c, NULL));
-  pthread_t th;
-  cr_assert_eq(pthread_create(&th, NULL, wait_stop_main, c), 0);
-  OK(tfq_coord_register_thread(c, th, NULL, NULL));
+  OK(tfq_coord_start_thread(c, NULL, wait_stop_main, c, NULL));
   OK(tfq_coord_request_stop(c, TFQ_OK, NULL));
   tfq_status *st = tfq_status_new();
   cr_assert_eq(tfq_coord_join(c, 0, 0, st), TFQ_DEADLINE_EXCEEDED);
-  cr_assert(has(tfq_status_message(st), "Coordinator stopped with threads still running: Thread-"),
-            "%s", tfq_status_message(st));
+  cr_assert(
+      contains(tfq_status_message(st), "Coordinator stopped with threads still running: Thread-"),
+      "%s", tfq_status_message(st));
   sleep_ms(300); /* the detached straggler ends before the process does */
   tfq_status_free(st);
   tfq_coord_free(c);
@@ -680,7 +670,7 @@ Test(coord_edges, join_lists_every_straggler_separated_by_spaces) {
   tfq_status *st = tfq_status_new();
   cr_assert_eq(tfq_coord_join(c, 0, 0, st), TFQ_DEADLINE_EXCEEDED);
   const char *m = tfq_status_message(st);
-  cr_assert(has(m, "second first") || has(m, "first second"), "%s", m);
+  cr_assert(contains(m, "second first") || contains(m, "first second"), "%s", m);
   sleep_ms(300); /* the detached stragglers end before the process does */
   tfq_status_free(st);
   tfq_coord_free(c);

@@ -1,10 +1,10 @@
 /* Core: codes, status, dtypes, tensors, tuples, specs, allocator, PCG32, version.
- * White-box parts (PCG32) use src/core/core_internal.h and link the static library. */
+ * White-box parts (PCG32) use src/core/base.h and link the static library. */
 #include <criterion/criterion.h>
 #include <string.h>
 #include <tfq/tfq.h>
 
-#include "core/core_internal.h"
+#include "core/base.h"
 
 Test(codes, are_numbered_exactly_like_tf_code) {
   cr_assert_eq(TFQ_OK, 0);

@@ -32,9 +32,9 @@ Test(producers, c115_limit_epochs_as_a_step) {
   tfq_producer *p;
   cr_assert_eq(tfq_producer_new(q, rows, o, &p, NULL), TFQ_OK);
   tfq_status *st = tfq_status_new();
-  cr_assert_eq(tfq_producer_step(p, st), TFQ_OK);
-  cr_assert_eq(tfq_producer_step(p, st), TFQ_OK);
-  cr_assert_eq(tfq_producer_step(p, st), TFQ_OUT_OF_RANGE);
+  cr_assert_eq(tfq_producer_step(p, NULL, st), TFQ_OK);
+  cr_assert_eq(tfq_producer_step(p, NULL, st), TFQ_OK);
+  cr_assert_eq(tfq_producer_step(p, NULL, st), TFQ_OUT_OF_RANGE);
   cr_assert_str_eq(tfq_status_message(st), "Reached limit of 2");
   cr_assert_eq(tfq_queue_size(q), 2);
   tfq_producer_options_set_num_epochs(o, 0);

@@ -2,7 +2,7 @@
  * each epoch a fresh PCG32 permutation when shuffling, then a close. */
 #include <string.h>
 
-#include "readers_internal.h"
+#include "coord_internal.h"
 
 struct tfq_producer_options {
   int64_t num_epochs, capacity;
@@ -97,7 +97,7 @@ tfq_code tfq_producer_new(tfq_queue *q, const tfq_tuple *rows, const tfq_produce
   p->nrows = tfq_tensor_dim(tfq_tuple_get(rows, 0), 0);
   if (tfq_tuple_new(n, &p->rows, NULL) || tfq_cancel_new(&p->cancel, NULL) ||
       (p->nrows && !(p->perm = tfq_malloc((size_t)p->nrows * sizeof(int64_t)))) ||
-      pthread_mutex_init(&p->mu, NULL) != 0) {
+      tfq__mutex_init(&p->mu) != TFQ_OK) {
     tfq_tuple_free(p->rows);
     tfq_cancel_free(p->cancel);
     tfq_free(p->perm);
@@ -151,9 +151,10 @@ static tfq_code gather(const tfq_tensor *src, const int64_t *perm, int64_t n, tf
   return TFQ_OK;
 }
 
-tfq_code tfq_producer_step(void *ctx, tfq_status *st) {
+tfq_code tfq_producer_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
+  (void)cancel; /* a runner's close-on-stop cancel of the queue wakes a blocked enqueue */
   tfq_producer *p = ctx;
-  if (pthread_mutex_lock(&p->mu) != 0) abort();
+  tfq__lock(&p->mu);
   tfq_code c = TFQ_OK;
   tfq_tuple *batch = NULL;
   if (p->o.num_epochs != TFQ_EPOCHS_UNLIMITED && p->epochs_done >= p->o.num_epochs) {
@@ -191,7 +192,7 @@ tfq_code tfq_producer_step(void *ctx, tfq_status *st) {
   c = tfq_queue_enqueue_many(p->q, batch ? batch : p->rows, p->cancel, TFQ_NO_TIMEOUT, st);
 out:
   tfq_tuple_free(batch);
-  if (pthread_mutex_unlock(&p->mu) != 0) abort();
+  tfq__unlock(&p->mu);
   if (!c) tfq_status_clear(st);
   return c;
 }
@@ -203,7 +204,7 @@ static void close_now(tfq_queue *q) {
 
 tfq_code tfq_producer_run(tfq_producer *p, tfq_status *st) {
   tfq_code c;
-  while ((c = tfq_producer_step(p, st)) == TFQ_OK) {
+  while ((c = tfq_producer_step(p, NULL, st)) == TFQ_OK) {
   }
   if (c == TFQ_OUT_OF_RANGE) {
     c = tfq_queue_close(p->q, 0, p->cancel, TFQ_NO_TIMEOUT, st);
@@ -216,6 +217,11 @@ tfq_code tfq_producer_run(tfq_producer *p, tfq_status *st) {
 }
 
 /* ---- convenience ---- */
+
+struct tfq_producer_runner {
+  tfq_runner *runner;
+  tfq_producer *p;
+};
 
 struct tfq_producer_thread {
   pthread_t th;
@@ -230,39 +236,26 @@ static void *thread_main(void *arg) {
   return NULL;
 }
 
-static tfq_code start(tfq_queue *q, const tfq_tuple *rows, const tfq_producer_options *o,
-                      const char *what, tfq_producer_thread **thread, tfq_status *st) {
-  tfq_producer *p;
-  tfq_code c = tfq_producer_new(q, rows, o, &p, st);
-  if (c) return c;
-  p->what = what;
+static tfq_code start(tfq_producer *p, tfq_producer_thread **thread, tfq_status *st) {
   tfq_producer_thread *t = tfq__calloc(1, sizeof *t);
   if (!t || !(t->st = tfq_status_new())) {
     tfq_free(t);
-    tfq_producer_free(p);
     return TFQ__OOM(st);
   }
   t->p = p;
   if (pthread_create(&t->th, NULL, thread_main, t) != 0) {
     tfq_status_free(t->st);
     tfq_free(t);
-    tfq_producer_free(p);
     return tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "cannot start a producer thread");
   }
   *thread = t;
   return TFQ_OK;
 }
 
-tfq_code tfq_input_producer(const tfq_tuple *rows, const tfq_producer_options *o, tfq_queue **queue,
-                            tfq_producer_thread **thread, tfq_status *st) {
-  return tfq__input_producer_named(rows, o, "input_producer", queue, thread, st);
-}
-
-tfq_code tfq__input_producer_named(const tfq_tuple *rows, const tfq_producer_options *o,
-                                   const char *what, tfq_queue **queue,
-                                   tfq_producer_thread **thread, tfq_status *st) {
+tfq_code tfq__producer_build(const tfq_tuple *rows, const tfq_producer_options *o, const char *what,
+                             tfq_queue **queue, tfq_producer **producer, tfq_status *st) {
   *queue = NULL;
-  *thread = NULL;
+  *producer = NULL;
   if (!o) o = &default_opts;
   tfq_spec *spec;
   tfq_code c = tfq_spec_new(&spec, st);
@@ -285,8 +278,47 @@ tfq_code tfq__input_producer_named(const tfq_tuple *rows, const tfq_producer_opt
                                                                   : "input_producer";
   if (!c) c = tfq_fifo_queue_new(spec, o->capacity, qname, &q, st);
   tfq_spec_free(spec);
-  if (!c) c = start(q, rows, o, what, thread, st);
+  tfq_producer *p = NULL;
+  if (!c) c = tfq_producer_new(q, rows, o, &p, st);
   if (c) {
+    tfq_queue_free(q);
+    return c;
+  }
+  p->what = what;
+  *queue = q;
+  *producer = p;
+  return TFQ_OK;
+}
+
+/* With a thread (coord NULL) or under a coordinator's QueueRunner. */
+static tfq_code producer_named(const tfq_tuple *rows, const tfq_producer_options *o,
+                               const char *what, tfq_coord *coord, tfq_queue **queue,
+                               tfq_producer_thread **thread, tfq_producer_runner **runner,
+                               tfq_status *st) {
+  if (thread) *thread = NULL;
+  if (runner) *runner = NULL;
+  tfq_queue *q;
+  tfq_producer *p;
+  tfq_code c = tfq__producer_build(rows, o, what, &q, &p, st);
+  if (c) return c;
+  if (coord) {
+    tfq_producer_runner *h = tfq__calloc(1, sizeof *h);
+    if (!h) c = TFQ__OOM(st);
+    if (!c) c = tfq_runner_new(q, &h->runner, st);
+    if (!c) c = tfq_runner_add_op(h->runner, tfq_producer_step, p, what, st);
+    if (!c) c = tfq_runner_start(h->runner, coord, 0, st);
+    if (!c) {
+      h->p = p;
+      *runner = h;
+    } else if (h) {
+      tfq_runner_free(h->runner);
+      tfq_free(h);
+    }
+  } else {
+    c = start(p, thread, st);
+  }
+  if (c) {
+    tfq_producer_free(p);
     tfq_queue_free(q);
     return c;
   }
@@ -295,22 +327,56 @@ tfq_code tfq__input_producer_named(const tfq_tuple *rows, const tfq_producer_opt
   return TFQ_OK;
 }
 
-tfq_code tfq_string_input_producer(const tfq_tensor *strings, const tfq_producer_options *o,
-                                   tfq_queue **queue, tfq_producer_thread **thread,
-                                   tfq_status *st) {
+tfq_code tfq_input_producer(const tfq_tuple *rows, const tfq_producer_options *o, tfq_queue **queue,
+                            tfq_producer_thread **thread, tfq_status *st) {
   *queue = NULL;
-  *thread = NULL;
+  return producer_named(rows, o, "input_producer", NULL, queue, thread, NULL, st);
+}
+
+/* A 1-D string tensor as the one-component rows of string_input_producer. */
+static tfq_code string_rows(const tfq_tensor *strings, tfq_tuple **rows, tfq_status *st) {
   if (!strings)
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
                           "string_input_producer requires a non-null input tensor");
   if (tfq_tensor_dtype(strings) != TFQ_STRING || tfq_tensor_rank(strings) != 1)
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
                           "string_input_producer expects a 1-D string tensor");
-  tfq_tuple *rows;
-  tfq_code c = tfq_tuple_new(1, &rows, st);
+  tfq_code c = tfq_tuple_new(1, rows, st);
   if (c) return c;
-  tfq_tuple_set_take(rows, 0, tfq_tensor_ref((tfq_tensor *)strings));
-  c = tfq__input_producer_named(rows, o, "string_input_producer", queue, thread, st);
+  tfq_tuple_set_take(*rows, 0, tfq_tensor_ref((tfq_tensor *)strings));
+  return TFQ_OK;
+}
+
+tfq_code tfq_string_input_producer_start(const tfq_tensor *strings, const tfq_producer_options *o,
+                                         tfq_coord *coord, tfq_queue **queue,
+                                         tfq_producer_runner **runner, tfq_status *st) {
+  *queue = NULL;
+  *runner = NULL;
+  if (!coord) return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "a coordinator is required");
+  tfq_tuple *rows;
+  tfq_code c = string_rows(strings, &rows, st);
+  if (c) return c;
+  c = producer_named(rows, o, "string_input_producer", coord, queue, NULL, runner, st);
+  tfq_tuple_free(rows);
+  return c;
+}
+
+void tfq_producer_runner_free(tfq_producer_runner *r) {
+  if (!r) return;
+  tfq_runner_free(r->runner);
+  tfq_producer_free(r->p);
+  tfq_free(r);
+}
+
+tfq_code tfq_string_input_producer(const tfq_tensor *strings, const tfq_producer_options *o,
+                                   tfq_queue **queue, tfq_producer_thread **thread,
+                                   tfq_status *st) {
+  *queue = NULL;
+  *thread = NULL;
+  tfq_tuple *rows;
+  tfq_code c = string_rows(strings, &rows, st);
+  if (c) return c;
+  c = producer_named(rows, o, "string_input_producer", NULL, queue, thread, NULL, st);
   tfq_tuple_free(rows);
   return c;
 }
@@ -334,7 +400,7 @@ tfq_code tfq_range_input_producer(int32_t limit, const tfq_producer_options *o, 
   int32_t *v = tfq_tensor_data(t);
   for (int32_t i = 0; i < limit; i++) v[i] = i;
   tfq_tuple_set_take(rows, 0, t);
-  c = tfq__input_producer_named(rows, o, "range_input_producer", queue, thread, st);
+  c = producer_named(rows, o, "range_input_producer", NULL, queue, thread, NULL, st);
   tfq_tuple_free(rows);
   return c;
 }
@@ -346,7 +412,7 @@ tfq_code tfq_slice_input_producer(const tfq_tuple *tensors, const tfq_producer_o
   if (!tensors)
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
                           "Expected at least one tensor in slice_input_producer().");
-  return tfq__input_producer_named(tensors, o, "slice_input_producer", queue, thread, st);
+  return producer_named(tensors, o, "slice_input_producer", NULL, queue, thread, NULL, st);
 }
 
 tfq_code tfq_producer_thread_join(tfq_producer_thread *t, tfq_status *st) {

@@ -1,7 +1,9 @@
-/* Private declarations of src/core, shared with the other modules of the library (never
- * installed).  Symbols here are tfq__* and hidden. */
-#ifndef TFQ_CORE_INTERNAL_H
-#define TFQ_CORE_INTERNAL_H
+/* The library-private base (never installed): what src/core offers every module of the library
+ * (status, tensors, tuples, specs, allocation, text, time, random numbers).  Every module may
+ * include it (and src/core/sync.h, the thread-sync helpers); src/core includes nothing from the
+ * modules above it.  Symbols here are tfq__* and hidden. */
+#ifndef TFQ_CORE_BASE_H
+#define TFQ_CORE_BASE_H
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -16,10 +18,37 @@
 
 /* ---- status ---- */
 #define TFQ__MSG_CAP 1024
+#define TFQ__FILE_CAP 1024
+/* The location fields are data about where an error happened (tfq_status_file(), ...); every
+ * tfq_status_set() clears them, the failing layer fills in what it knows. */
 struct tfq_status {
   tfq_code code;
   char msg[TFQ__MSG_CAP];
+  size_t reason; /* msg + reason is the message without its location prefix */
+  int named;     /* the message itself names the file */
+  int64_t offset, line, record;
+  char file[TFQ__FILE_CAP];
 };
+/* tfq_status_clear() inline, for fast paths: OK, no message, no location. */
+static inline void tfq__status_ok(tfq_status *st) {
+  st->code = TFQ_OK;
+  st->msg[0] = '\0';
+  st->reason = 0;
+  st->named = 0;
+  st->offset = st->line = st->record = -1;
+  st->file[0] = '\0';
+}
+/* Location setters (a field < 0 / NULL file leaves that field as it is). */
+void tfq__status_set_record(tfq_status *st, int64_t record);
+/* Marks the message as naming the file already (readers' open and truncation messages). */
+void tfq__status_names_file(tfq_status *st);
+/* Prefixes the message with printf-formatted text and remembers where the original message (the
+ * reason) starts.  No-op without a message or when a prefix was added already. */
+void tfq__status_prefix(tfq_status *st, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* Shorthand used everywhere: set `st` and return the code. */
 #define TFQ__OOM(st) tfq_status_set((st), TFQ_RESOURCE_EXHAUSTED, "out of memory")
@@ -113,7 +142,7 @@ void tfq__buf_spec_shapes(tfq__buf *b, const tfq_spec *s);
 void tfq__buf_spec_dtypes(tfq__buf *b, const tfq_spec *s);
 
 /* ---- time ---- */
-/* CLOCK_MONOTONIC in nanoseconds. */
+/* CLOCK_MONOTONIC in nanoseconds (sync.c). */
 int64_t tfq__now_ns(void);
 
 /* ---- PCG32 (O'Neill, pcg-random.org: PCG-XSH-RR 64/32) ---- */
@@ -139,5 +168,18 @@ uint32_t tfq__philox_next(tfq__philox *p);
 
 /* 64 bits from the OS (getrandom), falling back to the clock. */
 uint64_t tfq__random64(void);
+
+/* ---- string batches built in place ---- */
+typedef struct tfq__strbatch {
+  tfq_tensor *t; /* rank 1, capacity = t->dims[0] */
+  int64_t n;
+} tfq__strbatch;
+tfq_code tfq__strbatch_init(tfq__strbatch *b, int64_t cap);
+tfq_code tfq__strbatch_push(tfq__strbatch *b, const char *p, size_t len);
+/* Gives the batch room for at least `cap` strings (RESOURCE_EXHAUSTED on failure, `b` intact). */
+tfq_code tfq__strbatch_reserve(tfq__strbatch *b, int64_t cap);
+/* Hands out the tensor: [n] strings, or a scalar when `scalar` (REQUIRES n == 1). */
+tfq_code tfq__strbatch_finish(tfq__strbatch *b, int scalar, tfq_tensor **out);
+void tfq__strbatch_free(tfq__strbatch *b);
 
 #endif

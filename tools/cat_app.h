@@ -1,0 +1,105 @@
+/* tfq-cat's private header (tools/ only, never installed; public tfq headers only): the state
+ * its files share, the helpers they all use, and the pipeline calls of tfq-cat.c that the others
+ * need.  The files:
+ *   tfq-cat.c     main, the input files, the pipeline (reader ops, work units, keys), signals,
+ *                 progress
+ *   cat_stdin.c   standard input: the prefix for inference, the memfd, the pump thread
+ *   cat_infer.c   CSV columns: the sample, type inference, names, the decode_csv options
+ *   cat_output.c  printing batches: table, jsonl, csv
+ *   cat_util.c    the helpers below (messages, exits, allocation that never fails)
+ *   tfq_cat_args.c  the option parser (see tfq_cat_args.h)
+ * Thread-safety: the main thread only, unless a function says otherwise. */
+#ifndef TFQ_TOOLS_CAT_APP_H
+#define TFQ_TOOLS_CAT_APP_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <tfq/producer.h>
+#include <tfq/tfq.h>
+
+#include "tfq_cat_args.h"
+
+/* Records read from the first file to infer the CSV types. */
+#define INFER_ROWS 100
+
+/* Exit codes (style-and-reliability.md B10). */
+enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2 };
+
+/* ---- helpers (cat_util.c) ---- */
+
+/* "tfq-cat: <message>\n" on standard error. */
+void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The message, then the --help hint; exits with EXIT_USAGE. */
+_Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "out of memory"; exits with EXIT_DATA. */
+_Noreturn void die_oom(void);
+/* malloc, calloc, realloc, strndup and strdup that never return NULL (they call die_oom). */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t m);
+void *xrealloc(void *p, size_t n);
+char *xstrndup(const char *s, size_t n);
+char *xstrdup(const char *s);
+/* Writes all n bytes (retrying on EINTR); 0, or -1 with errno set.  Thread-safe. */
+int write_all(int fd, const char *p, size_t n);
+/* CLOCK_MONOTONIC in seconds.  Thread-safe. */
+double now_s(void);
+
+#include "sbuf.h"
+
+/* ---- the state ---- */
+
+typedef struct {
+  const char *display; /* the operand as given ("-" for standard input) */
+  char *path;          /* what the readers open (the operand, or /dev/fd/N for stdin) */
+  tfq_compression comp;
+  int is_stdin;
+  char *sample_path; /* what inference reads (a memfd holding the stdin prefix), or NULL */
+  int sample_truncated;
+  int is_pipe; /* read_up_to blocks until it has n records: read a batch at a time */
+} input_file;
+
+typedef struct worker worker; /* one reader op (tfq-cat.c) */
+
+typedef struct app {
+  options o;
+  in_format fmt;
+  input_file *files;
+  size_t nfiles;
+  field_spec *fields;
+  size_t nfields;
+  char **names; /* nfields names */
+  tfq_csv_options *csv;
+  tfq_spec *spec; /* of the record queue: fields (+ key) */
+  tfq_queue *q;   /* RandomShuffleQueue or FIFO */
+  tfq_queue *filenames;
+  tfq_producer_runner *producer;
+  tfq_coord *coord;
+  tfq_runner *runner;
+  worker *workers;
+  int64_t capacity, mad;
+  /* output */
+  int64_t batches_out, records_out;
+  double fullness_sum;
+  int64_t fullness_n;
+  int header_done;
+  sbuf out;
+  int out_error;          /* errno of a failed write to stdout */
+  const char *stdin_path; /* to print keys as "-:N" */
+} app;
+
+/* ---- the pipeline (tfq-cat.c) ---- */
+
+/* Compression from the first bytes m[0..n) of a file, then from its name. */
+tfq_compression detect_compression(const unsigned char *m, size_t n, const char *name,
+                                   in_format fmt);
+/* Appends the reader key k[0..n) ("<path>:<n>") with the file as the user named it. */
+void display_key(const app *a, const char *k, size_t n, sbuf *out);
+/* A reader for a->fmt and `comp`; for_sample: a TextLine reader that skips nothing and, when
+ * tf_compat is set, ends a truncated stream silently. */
+tfq_code new_reader(const app *a, tfq_compression comp, int for_sample, int tf_compat,
+                    tfq_reader **out, tfq_status *st);
+/* A one-element work queue holding `path`, closed. */
+tfq_code unit_queue(const char *path, size_t len, tfq_queue **out, tfq_status *st);
+
+#endif

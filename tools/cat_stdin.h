@@ -1,0 +1,19 @@
+/* tfq-cat's standard input (tools/ only).  A pipe cannot be opened twice nor peeked, so the first
+ * bytes are read here (to detect the compression and infer the types), kept in a memfd for
+ * inference, and a pump thread feeds them and the rest of standard input into a pipe that the
+ * reader opens as /dev/fd/N.  A regular file on standard input is read as /dev/stdin. */
+#ifndef TFQ_TOOLS_CAT_STDIN_H
+#define TFQ_TOOLS_CAT_STDIN_H
+
+#include "cat_app.h"
+
+/* Fills f->path, f->comp and (need_sample: the first INFER_ROWS records after the header lines)
+ * f->sample_path; starts the pump thread for a pipe.  Exits on error (usage: --num-epochs > 1 on
+ * a pipe). */
+void setup_stdin(input_file *f, const options *o, in_format fmt, int need_sample);
+
+/* Ends the reader's blocking read() on the pump's pipe: its write end becomes /dev/null.  Call
+ * after the pipeline was asked to stop.  Thread-safe; nothing when there is no pump. */
+void pump_detach_reader(void);
+
+#endif
