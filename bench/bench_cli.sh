@@ -3,7 +3,7 @@
 # tfq-cat, against `shuf -n 160`, a pandas script, DuckDB (`ORDER BY random() LIMIT 160`) and the
 # TF1 pipeline (string_input_producer -> TextLineReader -> decode_csv -> shuffle_batch, import
 # included) on the same file.  Prints figures and one `ROW {json}` line per command (read by
-# bench/report.py); it is never a pass/fail test (perf-anchors.md 7.3 W5).  Peers whose Python
+# bench/report.py); it is never a pass/fail test (W5 of bench/README.md).  Peers whose Python
 # module is missing print "skipped"; NO_TF=1 skips the (slow) TF1 peer.
 #
 #   bench/bench_cli.sh [CSV]          default: a generated 200 MB CSV in $TMPDIR (kept between

@@ -1,4 +1,4 @@
-/* decode_csv throughput, one thread, on the perf-anchors datasets (spec/perf-anchors.md 7.2):
+/* decode_csv throughput, one thread, on the benchmark data sets (bench/README.md, "Data sets"):
  *   D1: 1,000,000 rows x 10 fields (6 floats "%.6f" in [0,1000), 3 ints in [0,99999], 1 short
  *       word), unquoted, LF line ends;
  *   D4: D1 with ~20% quoted fields (embedded ',' and '""') and ~5% empty fields that take the

@@ -1,5 +1,5 @@
-/* decode_csv on the generated datasets of spec/perf-anchors.md 7.2 (bench/gen_data.c), with 1 and
- * 2 threads (perf-anchors 7.3 W1 on D2/D3 and W2 on D1/D5):
+/* decode_csv on the generated data sets of bench/README.md (bench/gen_data.c), with 1 and 2
+ * threads (W1 on D2/D3 and W2 on D1/D5):
  *
  *   bench_decode_mt [--runs N] [--threads LIST] FILE|DIR SCHEMA [LABEL]
  *

@@ -1,4 +1,4 @@
-/* End-to-end shuffled minibatches (spec/perf-anchors.md 7.3 W4) on D1 (7.2: 6 floats, 3 ints,
+/* End-to-end shuffled minibatches (W4 of bench/README.md) on D1 (6 floats, 3 ints,
  * 1 short word per row; the generator and seed of bench_decode.c, so the bytes are the same):
  *
  *   filename FIFOQueue <- producer op (QueueRunner, num_epochs 1)
@@ -170,7 +170,7 @@ static result run_tfq(const char *path, const params *pp) {
   }
   r.wall = now() - t0;
   r.cpu = cpu_now() - c0;
-  (void)tfq_coord_request_stop(coord, TFQ_OK, NULL);
+  check(tfq_coord_request_stop(coord, TFQ_OK, NULL), "request_stop");
   check(tfq_coord_join(coord, 10 * 1000000, 0, st), "join");
 
   tfq_runner_free(rrunner);

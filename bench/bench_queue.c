@@ -1,4 +1,4 @@
-/* Queue microbenchmark (perf-anchors §7.3 W3): items/s and bytes/s of the four tfq queue kinds
+/* Queue microbenchmark (W3 of bench/README.md): items/s and bytes/s of the four tfq queue kinds
  * (FIFO, RandomShuffle with min_after_dequeue 1,000 and 10,000, PaddingFIFO, Priority) with 8 B,
  * 1 KiB and 64 KiB elements, single and batched ops, 1P1C and 2P2C, against a naive
  * mutex+condvar ring (the baseline) and a lock-free SPSC ring (the 8 B ceiling), with voluntary
@@ -1090,12 +1090,11 @@ static void print_targets(void) {
     target_line("single 1P1C tfq FIFO vcsw per 1k items",
                 1000.0 * g_res[ts].vcsw / g_res[ts].items_total, 1.0, 0, "", "");
   if (tb >= 0 && sp >= 0)
-    printf(
-        "INFO   batch(128) 1P1C tfq FIFO / SPSC ceiling: %.3fx (perf-anchors 7.4 asks >= 0.25)\n",
-        med_of(tb) / med_of(sp));
+    printf("INFO   batch(128) 1P1C tfq FIFO / SPSC ceiling: %.3fx (the target asks >= 0.25)\n",
+           med_of(tb) / med_of(sp));
   if (ts >= 0 && ts2 >= 0)
     printf(
-        "INFO   single tfq FIFO 2P2C / 1P1C: %.2fx (4 threads on 2 cores; perf-anchors 7.4 asks "
+        "INFO   single tfq FIFO 2P2C / 1P1C: %.2fx (4 threads on 2 cores; the target asks "
         ">= 0.5)\n",
         med_of(ts2) / med_of(ts));
   if (tb >= 0 && tb2 >= 0)
@@ -1112,7 +1111,7 @@ static void print_targets(void) {
   }
   if (ns >= 0)
     printf(
-        "INFO   naive ring 1P1C ran at %.2fM items/s (perf-anchors 6.1: 8.05M on a quiet "
+        "INFO   naive ring 1P1C ran at %.2fM items/s (the project's reference: 8.05M on a quiet "
         "machine)%s\n",
         med_of(ns) / 1e6,
         med_of(ns) < 4e6 ? ": far below, so the machine was loaded and the figures are noisy" : "");

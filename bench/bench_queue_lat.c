@@ -1,4 +1,4 @@
-/* Queue semantics and latency (spec/perf-anchors.md 7.3 W3, the parts bench_queue.c does not
+/* Queue semantics and latency (W3 of bench/README.md, the parts bench_queue.c does not
  * measure), for tfq's four queue kinds (FIFOQueue, PaddingFIFOQueue, PriorityQueue,
  * RandomShuffleQueue with min_after_dequeue 0), 8-byte items (one int64 scalar), against a naive
  * mutex + condvar ring (one mutex, two condvars, signal on every op, close = flag + broadcast):

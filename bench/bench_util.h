@@ -1,7 +1,7 @@
 /* Helpers shared by the benchmark programs (bench/, never installed): the spin hint, the seeded
- * PCG32 stream and the D1/D4 row generator of perf-anchors 7.2, so that bench_decode, bench_e2e
- * and gen_data (the data sets of scripts/bench report) produce byte-identical data from one
- * definition.  Single-threaded (one global stream per program).  Like every file in bench/, it
+ * PCG32 stream and the D1/D4 row generator (bench/README.md, "Data sets"), so that bench_decode,
+ * bench_e2e and gen_data (the data sets of scripts/bench report) produce byte-identical data from
+ * one definition.  Single-threaded (one global stream per program).  Like every file in bench/, it
  * includes public headers (<tfq/...>) and system headers only. */
 #ifndef TFQ_BENCH_UTIL_H
 #define TFQ_BENCH_UTIL_H

@@ -1,5 +1,5 @@
-/* Generates the benchmark datasets of spec/perf-anchors.md 7.2 from fixed seeds (PCG-XSH-RR, the
- * generator and seeds of bench_decode.c, so D1 and D4 are byte for byte the files bench_decode
+/* Generates the benchmark data sets of bench/README.md ("Data sets") from fixed seeds (PCG-XSH-RR,
+ * the generator and seeds of bench_decode.c, so D1 and D4 are byte for byte the files bench_decode
  * and bench_e2e write):
  *   D1.csv  1,000,000 rows x 10 fields: 6 floats "%.6f" in [0,1000), 3 ints in [0,99999], 1 short
  *           word; unquoted, LF (~88 MB)                                         seed 0xD1D1D1D1

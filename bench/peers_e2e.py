@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Peers of bench/bench_e2e.c (perf-anchors 7.3 W4): end-to-end shuffled minibatches of D1.
+"""Peers of bench/bench_e2e.c (W4 of bench/README.md): end-to-end shuffled minibatches of D1.
 
   tf1-shuffle_batch  tf.compat.v1 graph mode: string_input_producer([file], num_epochs=1) ->
                      TextLineReader.read_up_to(READ) -> decode_csv -> shuffle_batch(256,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Peers of bench/bench_queue.c (perf-anchors 7.3 W3), 8-byte items (int64), one producer thread and
+"""Peers of bench/bench_queue.c (W3 of bench/README.md), 8-byte items (int64), one producer thread and
 one consumer thread (1P1C), capacity 1024:
   py-queue      Python's queue.Queue, put/get of one int (the GIL baseline), single ops;
   tf1-fifo      TF1 FIFOQueue (tf.compat.v1 graph mode, one Session shared by the two threads):

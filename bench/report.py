@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""One benchmark report (spec/perf-anchors.md 7): runs W0-W5 and the feeder benchmark with every
+"""One benchmark report (the workloads of bench/README.md): runs W0-W5 and the feeder benchmark with every
 peer the venv has, in one run, and writes bench/out/report.json and bench/out/report.md.
 
     scripts/bench report [--quick] [--update-readme]      (builds build-release first)
@@ -7,7 +7,7 @@ peer the venv has, in one run, and writes bench/out/report.json and bench/out/re
                                      [--out DIR] [--only W0,W1,...]
 
 Steps (each a program of bench/, its output kept in bench/out/logs/):
-  data  bench/gen_data (perf-anchors 7.2 D1-D5, seeded) into --data (default bench/data), reused
+  data  bench/gen_data (D1-D5 of bench/README.md, seeded) into --data (default bench/data), reused
         when its MANIFEST.json matches the seeds, row counts and file sizes;
   W3    bench_queue (+ W0 naive ring, SPSC ring, memcpy) and bench/peers_queue.py (Python
         queue.Queue, TF1 FIFOQueue); bench_queue_lat (ping-pong RTT, close latency, capacities 1
@@ -19,9 +19,13 @@ Steps (each a program of bench/, its output kept in bench/out/logs/):
         DuckDB, tf.data num_parallel_calls=2);
   W4    bench_e2e --peers (TF1 shuffle_batch, tf.data), then bench_e2e --threads 1 and 4;
   W5    bench/bench_cli.sh on D1 (tfq-cat vs shuf, pandas, DuckDB, TF1);
-  feed  bench/bench_feed.py (issue #8; only when bench_feed was built with the tensorflow feature).
+  feed  bench/bench_feed.py (workload #8 of bench/README.md; only when bench_feed was built with the tensorflow feature);
+  W6    bench/bench_dist.py (distributed feeding of a loopback ps + 2 workers: tfq-feed's
+        topologies, the C limit feeder, the best Python feeder, TF1 in-graph, tf.data and
+        TensorFlowOnSpark-style feeding; only when tools/tfq-feed was built with the tensorflow
+        feature).
 Figures never fail the command: a step that fails is recorded (status, log) and its rows are
-missing ("n/a" in the table).  --only takes W0..W5 and feed, or the parts W3lat (bench_queue_lat
+missing ("n/a" in the table).  --only takes W0..W6 and feed, or the parts W3lat (bench_queue_lat
 and its peers only), W2tfdata (the tf.data 2-thread peer only) and W4threads (1 and 4 readers only).  The exit status is nonzero only when a benchmark's own correctness
 check fails (a checksum mismatch) or the data cannot be generated."""
 import argparse
@@ -346,7 +350,7 @@ def w1_decode(run, build, data):
 
 
 def w2_tfdata(run, data):
-    """tf.data with num_parallel_calls=2 (perf-anchors 7.3 W2), a peer of the W2 tables; its
+    """tf.data with num_parallel_calls=2 (W2), a peer of the W2 tables; its
     checksum must equal tfq's 2-thread one (checked when the tfq rows are there)."""
     for ds, path in (("D1", os.path.join(data, "D1.csv")), ("D5", os.path.join(data, "D5"))):
         out = run.step("W2-decode-%s-tfdata" % ds,
@@ -403,7 +407,7 @@ def w4_e2e(run, build, data):
 
 
 def w4_threads(run, build, data):
-    """tfq's W4 pipeline with 1 and 4 reader threads (perf-anchors 7.3 W4: 1, 2, 4), on the same
+    """tfq's W4 pipeline with 1 and 4 reader threads (of the 1, 2 and 4 W4 asks for), on the same
     file as W4's full-file row (no peers)."""
     rows = "300000" if run.quick else "1000000"
     two = find(run.rows, "W4 end-to-end 2 readers", "tfq (full file)")
@@ -466,6 +470,34 @@ def feed(run, build):
             "peer" if name.startswith(("Python", "TensorFlowOnSpark")) else "info"
         run.add("Feed a TF cluster queue (issue #8)", name, "records/s", float(m.group(5)),
                 "records/s", role, records=int(m.group(3)))
+
+
+W6 = "W6 distributed feeding (loopback cluster)"
+
+
+def w6_dist(run, build, data):
+    """W6: bench/bench_dist.py, records/s consumed by the 2 workers of a loopback cluster and CPU-s
+    per 1M records of every process, per feeding variant.  Its checksum check (the workers' rows
+    and sums equal the data's) counts as a correctness check."""
+    if not run.from_logs and not os.path.exists(os.path.join(build, "tools", "tfq-feed")):
+        run.steps.append({"step": "W6-dist", "status": "skipped (tfq-feed not built)"})
+        return
+    argv = [PY, os.path.join(ROOT, "bench", "bench_dist.py"), "--build", build, "--data", data,
+            "--work", os.path.join(run.out, "dist")] + (["--quick"] if run.quick else [])
+    out = run.step("W6-dist", argv, timeout=1800)
+    for r in json_rows(out):
+        if r.get("bench") != "dist":
+            continue
+        if r.get("checksum_ok") is False:
+            run.checks_failed.append("W6 %s: the workers' checksum differs from the data's" %
+                                     r["impl"])
+        run.add(W6, r["impl"], "records/s", r["records_per_s"], "records/s", r["role"],
+                **{k: r[k] for k in ("rows", "runs", "batch", "records_per_s_median",
+                                     "records_per_s_min", "records_per_s_max", "ttfb_ms",
+                                     "cpu_s_per_1m", "cpu_s_per_1m_procs", "feeder_cpu_s_per_1m",
+                                     "checksum_ok", "loadavg_before", "loadavg_after") if k in r})
+    if "CHECKSUM MISMATCH" in out and not any(c.startswith("W6") for c in run.checks_failed):
+        run.checks_failed.append("W6 checksum mismatch")
 
 
 # ---- the report ---------------------------------------------------------------------------------
@@ -589,6 +621,26 @@ def targets(rows):
     fd = rows_of(rows, "Feed a TF cluster queue (issue #8)")
     ft = next((r for r in fd if r["role"] == "tfq"), None)
     add("#8", "tfq feeder / best Python feeder", ratio(ft, best(fd, "peer")), 5.0)
+    w6 = rows_of(rows, W6)
+    bc = find(w6, W6, "tfq-bc")
+    ing = [r for r in w6 if r["impl"] in ("tf1-ingraph", "tfdata-csv", "tfdata-textline")]
+    bi = max(ing, key=lambda r: r["value"]) if ing else None
+    lc = min(ing, key=lambda r: r["cpu_s_per_1m"]) if ing else None
+    add("W6", "tfq-bc / best in-graph peer (%s) records/s" % (bi["impl"] if bi else "n/a"),
+        ratio(bc, bi), 10.0)
+    add("W6", "tfq-bc / leanest in-graph peer (%s) CPU-s per 1M records, all processes" % (
+        lc["impl"] if lc else "n/a"), bc["cpu_s_per_1m"] / lc["cpu_s_per_1m"]
+        if bc and lc and lc["cpu_s_per_1m"] else None, 0.2, False)
+    add("W6", "tfq-bc / tfq-a records/s (B=1024)", ratio(bc, find(w6, W6, "tfq-a")), 3.0)
+    add("W6", "tfq-bc / limit records/s", ratio(bc, find(w6, W6, "limit")), 0.5)
+    tfos = find(w6, W6, "tfos-style")
+    add("W6", "tfq-bc / tfos-style records/s", ratio(bc, tfos), 100.0,
+        note="tfos-style on %d rows" % tfos["rows"] if tfos else "")
+    pf = find(w6, W6, "py-feeder")
+    add("W6", "tfq-feed CPU per record / py-feeder's (tfq-bc topology, feeder processes)",
+        bc["feeder_cpu_s_per_1m"] / pf["feeder_cpu_s_per_1m"]
+        if bc and pf and bc.get("feeder_cpu_s_per_1m") and pf.get("feeder_cpu_s_per_1m") else None,
+        0.5, False)
     return t
 
 
@@ -783,7 +835,7 @@ def write_md(path, mach, rows, tg, steps, quick, total_s):
              "W1 TextLineReader gzip", "W1 TFRecordReader", "W2 decode 2 threads D1",
              "W2 decode 2 threads D5 (16 files)", "W3 queues", "W4 end-to-end 2 readers",
              "W4 end-to-end reader threads (full file)",
-             "W5 CLI preview (5 x 32 rows of D1)", "Feed a TF cluster queue (issue #8)"]
+             "W5 CLI preview (5 x 32 rows of D1)", "Feed a TF cluster queue (issue #8)", W6]
     for w in order:
         if w == "W3 queues":
             lines.append(md_queue(rows) or "### W3 queues\n\nn/a (step missing)\n")
@@ -842,7 +894,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build-release"))
     ap.add_argument("--data", default=os.path.join(ROOT, "bench", "data"))
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
-    ap.add_argument("--only", default="W0,W1,W2,W3,W4,W5,feed")
+    ap.add_argument("--only", default="W0,W1,W2,W3,W4,W5,feed,W6")
     ap.add_argument("--from-logs", action="store_true",
                     help="re-render report.json/.md from bench/out/logs of an earlier run")
     a = ap.parse_args()
@@ -881,6 +933,8 @@ def main():
         w5_cli(run, a.build, a.data)
     if "feed" in only:
         feed(run, a.build)
+    if "W6" in only:
+        w6_dist(run, a.build, a.data)
     if old:
         total, run.steps = old["seconds"], old["steps"]
     else:

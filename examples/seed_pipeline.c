@@ -1,4 +1,5 @@
-/* The reference TF1 program of DESIGN.md §1, in C, in the same shape:
+/* The reference TF1 program (docs/design.md §1; line by line in docs/migrating-from-tf1.md), in C,
+ * in the same shape:
  *
  *   filename_queue = tf.train.string_input_producer(["my_test.csv"], num_epochs=1)  # (1)
  *   reader = tf.TextLineReader(skip_header_lines=1)                                 # (2) x5
@@ -114,7 +115,7 @@ int main(int argc, char **argv) {
     for (int64_t i = 0; i < n; i++) printf("%g %g %d\n", f[2 * i], f[2 * i + 1], t[i]);
     tfq_tuple_free(batch);
   }
-  (void)tfq_coord_request_stop(coord, TFQ_OK, NULL);
+  check(tfq_coord_request_stop(coord, TFQ_OK, NULL), "request_stop");
   tfq_code jc = tfq_coord_join(coord, 10 * 1000000, 0, st);
   check(jc, "join");
 

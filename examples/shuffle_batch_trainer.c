@@ -112,7 +112,7 @@ int main(int argc, char **argv) {
   tfq_source_fn fn = read_batch;
   void *ctx = &sc;
   tfq_batcher *batcher;
-  check(tfq_batcher_new(TFQ_SHUFFLE_BATCH, spec, 32, &fn, &ctx, 1, bo, coord, &batcher, st),
+  check(tfq_batcher_new(TFQ_BATCHER_SHUFFLE_BATCH, spec, 32, &fn, &ctx, 1, bo, coord, &batcher, st),
         "shuffle_batch");
 
   /* SGD on y = w.x + b */
@@ -143,7 +143,7 @@ int main(int argc, char **argv) {
   }
   printf("%ld steps, %ld examples; learned w = (%.3f, %.3f, %.3f), b = %.3f (true 3, -2, 0.5, 1)\n",
          steps, examples, w[0], w[1], w[2], b);
-  (void)tfq_coord_request_stop(coord, TFQ_OK, NULL);
+  check(tfq_coord_request_stop(coord, TFQ_OK, NULL), "request_stop");
   check(tfq_coord_join(coord, 10 * 1000000, 0, st), "join");
   int good = fabs(w[0] - 3) < 0.05 && fabs(w[1] + 2) < 0.05 && fabs(w[2] - 0.5) < 0.05 &&
              fabs(b - 1) < 0.05;

@@ -23,10 +23,14 @@
 /* Records read from the first file to infer the CSV types. */
 #define INFER_ROWS 100
 
-/* Exit codes (style-and-reliability.md B10). */
+/* Exit codes: 0 done, 1 a data or I/O error, 2 a usage error (docs/tfq-cat.md, "Errors and exit
+ * codes"). */
 enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2 };
 
 /* ---- helpers (cat_util.c) ---- */
+
+/* The tool's name for messages ("tfq-cat", "tfq-feed"); each main sets it first. */
+extern const char *g_prog;
 
 /* "tfq-cat: <message>\n" on standard error. */
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -86,9 +90,10 @@ typedef struct app {
   sbuf out;
   int out_error;          /* errno of a failed write to stdout */
   const char *stdin_path; /* to print keys as "-:N" */
+  int shard_files;        /* --shard took whole files (else each reader op shards records) */
 } app;
 
-/* ---- the pipeline (tfq-cat.c) ---- */
+/* ---- the pipeline both tools run (cat_pipeline.c) ---- */
 
 /* Compression from the first bytes m[0..n) of a file, then from its name. */
 tfq_compression detect_compression(const unsigned char *m, size_t n, const char *name,
@@ -101,5 +106,25 @@ tfq_code new_reader(const app *a, tfq_compression comp, int for_sample, int tf_c
                     tfq_reader **out, tfq_status *st);
 /* A one-element work queue holding `path`, closed. */
 tfq_code unit_queue(const char *path, size_t len, tfq_queue **out, tfq_status *st);
+
+/* Starts the thread that turns SIGINT/SIGTERM/SIGHUP into a stop (128+N exit). */
+void pipeline_signals(void);
+/* The signal that stopped the pipeline, or 0. */
+int pipeline_signal(void);
+/* After the options are resolved (a->o, a->fmt, a->fields, a->mad, a->capacity): the
+ * Coordinator, the input files (with --shard), standard input, the seed, the columns, the record
+ * queue a->q, the filename producer (started) and the reader ops (not started).  Returns EXIT_OK
+ * or the exit code to leave with (a message was printed). */
+int pipeline_prepare(app *a, int argc, char **argv, tfq_status *st);
+/* Starts the reader threads. */
+tfq_code pipeline_start(app *a, tfq_status *st);
+/* Requests a stop, detaches the stdin pump, joins the Coordinator (10 s grace): its error. */
+tfq_code pipeline_stop(app *a, tfq_status *st);
+/* Frees everything pipeline_prepare made and the app's arrays (everything joined). */
+void pipeline_free(app *a);
+/* Records enqueued into a->q by every reader thread.  Thread-safe. */
+long long records_in(const app *a);
+/* /proc/self/io's rchar, or -1. */
+long long read_rchar(void);
 
 #endif

@@ -66,9 +66,34 @@ static size_t count_newlines(const char *p, size_t n) {
   return k;
 }
 
+static char *g_unread; /* bytes read from standard input before setup_stdin (stdin_header) */
+static size_t g_unread_n;
+
+int stdin_header(char *line, size_t cap) {
+  /* A byte at a time: nothing past the line's end may be taken from a pipe. */
+  size_t n = 0;
+  char c;
+  while (n + 1 < cap) {
+    ssize_t r = read(STDIN_FILENO, &c, 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    line[n++] = c;
+    if (c == '\n' || (n == 5 && memcmp(line, "#tfq ", 5) != 0)) break;
+  }
+  line[n] = '\0';
+  if (n >= 5 && memcmp(line, "#tfq ", 5) == 0 && line[n - 1] == '\n') {
+    line[n - 1] = '\0';
+    return 1;
+  }
+  g_unread = xmalloc(n ? n : 1); /* not a header: data, given back to setup_stdin */
+  memcpy(g_unread, line, n);
+  g_unread_n = n;
+  return 0;
+}
+
 void setup_stdin(input_file *f, const options *o, in_format fmt, int need_sample) {
   struct stat sb;
-  if (fstat(STDIN_FILENO, &sb) == 0 && S_ISREG(sb.st_mode) &&
+  if (!g_unread && fstat(STDIN_FILENO, &sb) == 0 && S_ISREG(sb.st_mode) &&
       lseek(STDIN_FILENO, 0, SEEK_CUR) == 0) {
     unsigned char m[16];
     ssize_t r = pread(STDIN_FILENO, m, sizeof m, 0);
@@ -84,6 +109,12 @@ void setup_stdin(input_file *f, const options *o, in_format fmt, int need_sample
   size_t want_lines = need_sample ? (size_t)o->skip_header_lines + INFER_ROWS + 1 : 0;
   size_t cap = 1 << 16, n = 0;
   char *buf = xmalloc(cap);
+  if (g_unread) { /* what stdin_header took */
+    memcpy(buf, g_unread, g_unread_n);
+    n = g_unread_n;
+    free(g_unread);
+    g_unread = NULL;
+  }
   size_t magic = fmt == FMT_TFRECORD ? 12 : 2;
   for (;;) {
     if (n >= STDIN_PREFIX_MAX || (!need_sample && n >= magic)) break;

@@ -12,6 +12,11 @@
  * a pipe). */
 void setup_stdin(input_file *f, const options *o, in_format fmt, int need_sample);
 
+/* tfq-feed under Spark's RDD.pipe: reads standard input's first line if it is a header
+ * "#tfq key=value ..." (into line, without the newline; returns 1).  Anything else read is data
+ * that setup_stdin() gives back to the pipeline (returns 0).  Call before setup_stdin(). */
+int stdin_header(char *line, size_t cap);
+
 /* Ends the reader's blocking read() on the pump's pipe: its write end becomes /dev/null.  Call
  * after the pipeline was asked to stop.  Thread-safe; nothing when there is no pump. */
 void pump_detach_reader(void);

@@ -10,7 +10,7 @@
 #include "cat_app.h"
 
 static void vwarnx(const char *fmt, va_list ap) {
-  fputs(PROG ": ", stderr);
+  fprintf(stderr, "%s: ", g_prog);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
 }
@@ -27,12 +27,12 @@ _Noreturn void usage_error(const char *fmt, ...) {
   va_start(ap, fmt);
   vwarnx(fmt, ap);
   va_end(ap);
-  fputs("Try '" PROG " --help' for more information.\n", stderr);
+  fprintf(stderr, "Try '%s --help' for more information.\n", g_prog);
   exit(EXIT_USAGE);
 }
 
 _Noreturn void die_oom(void) {
-  fputs(PROG ": out of memory\n", stderr);
+  fprintf(stderr, "%s: out of memory\n", g_prog);
   exit(EXIT_DATA);
 }
 

@@ -35,184 +35,9 @@
 #include <unistd.h>
 
 #include "cat_app.h"
-#include "cat_infer.h"
 #include "cat_output.h"
-#include "cat_stdin.h"
 
-#define READ_CHUNK 256
-
-static atomic_int g_signal;
-static atomic_int g_phase; /* 0 setup, 1 pipeline running */
-static _Atomic(tfq_coord *) g_coord;
-
-/* ---- the pipeline: readers and the library's read-decode op ---------------------------------- */
-
-struct worker {
-  app *a;
-  tfq_reader *reader;
-  tfq_read_decode_op *op;
-};
-
-/* Compression from the first bytes of a file, then from its name (the library's rule, as
- * TFQ_COMPRESSION_AUTO applies it to each file the pipeline reads). */
-tfq_compression detect_compression(const unsigned char *m, size_t n, const char *name,
-                                   in_format fmt) {
-  return tfq_compression_detect(m, n, name, fmt == FMT_TFRECORD);
-}
-
-/* Maps a reader key "<path>:<n>" to what the user named the file. */
-void display_key(const app *a, const char *k, size_t n, sbuf *out) {
-  if (a->stdin_path) {
-    size_t pl = strlen(a->stdin_path);
-    if (n > pl && memcmp(k, a->stdin_path, pl) == 0 && k[pl] == ':') {
-      sb_putc(out, '-');
-      sb_add(out, k + pl, n - pl);
-      return;
-    }
-  }
-  sb_add(out, k, n);
-}
-
-static const input_file *find_file(const app *a, const char *path) {
-  for (size_t i = 0; i < a->nfiles; i++)
-    if (strcmp(a->files[i].path, path) == 0) return &a->files[i];
-  return NULL;
-}
-
-tfq_code new_reader(const app *a, tfq_compression comp, int for_sample, int tf_compat,
-                    tfq_reader **out, tfq_status *st) {
-  tfq_reader_options *ro;
-  tfq_code c = tfq_reader_options_new(&ro, st);
-  if (c) return c;
-  tfq_reader_kind kind = TFQ_READER_TEXT_LINE;
-  if (a->fmt == FMT_TFRECORD) kind = TFQ_READER_TFRECORD;
-  if (a->fmt == FMT_FIXED) kind = TFQ_READER_FIXED_LENGTH;
-  if (for_sample) {
-    kind = TFQ_READER_TEXT_LINE;
-    tfq_reader_options_set_tf_compat_truncation(ro, tf_compat);
-  } else {
-    tfq_reader_options_set_skip_header_lines(ro, a->o.skip_header_lines);
-  }
-  if (kind == TFQ_READER_FIXED_LENGTH) {
-    tfq_reader_options_set_record_bytes(ro, a->o.record_bytes);
-    tfq_reader_options_set_header_bytes(ro, a->o.header_bytes);
-    tfq_reader_options_set_footer_bytes(ro, a->o.footer_bytes);
-    tfq_reader_options_set_hop_bytes(ro, a->o.hop_bytes);
-  }
-  tfq_reader_options_set_compression(ro, comp);
-  c = tfq_reader_new(kind, ro, out, st);
-  tfq_reader_options_free(ro);
-  return c;
-}
-
-/* A one-element work queue holding `path`, closed. */
-tfq_code unit_queue(const char *path, size_t len, tfq_queue **out, tfq_status *st) {
-  tfq_spec *spec = NULL;
-  tfq_tuple *t = NULL;
-  tfq_tensor *s = NULL;
-  tfq_queue *q = NULL;
-  tfq_code c;
-  if ((c = tfq_spec_new(&spec, st)) || (c = tfq_spec_add(spec, TFQ_STRING, NULL, 0, NULL, st)) ||
-      (c = tfq_fifo_queue_new(spec, 1, "tfq_cat_unit", &q, st)) ||
-      (c = tfq_tensor_new(TFQ_STRING, NULL, 0, &s, st)) ||
-      (c = tfq_tensor_set_string(s, 0, path, len, st)) || (c = tfq_tuple_new(1, &t, st)))
-    goto done;
-  tfq_tuple_set_take(t, 0, s);
-  s = NULL;
-  if ((c = tfq_queue_enqueue(q, t, NULL, TFQ_NO_TIMEOUT, st)) ||
-      (c = tfq_queue_close(q, 0, NULL, TFQ_NO_TIMEOUT, st)))
-    goto done;
-  *out = q;
-  q = NULL;
-done:
-  tfq_tensor_free(s);
-  tfq_tuple_free(t);
-  tfq_queue_free(q);
-  tfq_spec_free(spec);
-  return c;
-}
-
-/* One reader thread: the library's read -> decode_csv -> enqueue_many op over the shared
- * filename queue.  Its errors say where as data; the message names the file as the user did
- * ("-" for standard input) and, for lines, the line: "data.csv:7: <TF's message>". */
-static tfq_code worker_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
-  worker *w = ctx;
-  tfq_code c = tfq_read_decode_step(w->op, cancel, st);
-  if (c == TFQ_OK || c == TFQ_OUT_OF_RANGE || c == TFQ_CANCELLED) return c;
-  const input_file *f = find_file(w->a, tfq_status_file(st));
-  if (!f) return c;
-  sbuf m = {0};
-  int64_t line = tfq_status_line(st);
-  if (line >= 0 && (w->a->fmt == FMT_CSV || w->a->fmt == FMT_TEXT))
-    sb_printf(&m, "%s:%" PRId64 ": %s", f->display, line, tfq_status_reason(st));
-  else
-    sb_printf(&m, "%s: %s", f->display, tfq_status_reason(st));
-  tfq_status_set(st, c, "%s", m.p);
-  free(m.p);
-  return c;
-}
-
-/* The reader threads: one reader and one op each, sharing the filename queue. */
-static void start_workers(app *a, tfq_status *st) {
-  const options *o = &a->o;
-  tfq_compression comp =
-      o->compression == COMP_AUTO ? TFQ_COMPRESSION_AUTO : (tfq_compression)o->compression;
-  /* read_up_to blocks until it has n records: a pipe is read a batch at a time */
-  int64_t chunk = READ_CHUNK;
-  for (size_t i = 0; i < a->nfiles; i++)
-    if (a->files[i].is_pipe && o->batch_size < chunk) chunk = o->batch_size;
-  if (tfq_runner_new(a->q, &a->runner, st)) die_oom();
-  a->workers = xcalloc((size_t)o->threads, sizeof *a->workers);
-  for (int64_t i = 0; i < o->threads; i++) {
-    worker *w = &a->workers[i];
-    w->a = a;
-    if (new_reader(a, comp, 0, 0, &w->reader, st) ||
-        tfq_read_decode_op_new(w->reader, a->filenames, a->fmt == FMT_CSV ? a->csv : NULL, chunk,
-                               a->q, &w->op, st))
-      die_oom();
-    tfq_read_decode_op_set_keys(w->op, o->keys);
-    char name[32];
-    snprintf(name, sizeof name, "reader%" PRId64, i);
-    if (tfq_runner_add_op(a->runner, worker_step, w, name, st)) die_oom();
-  }
-}
-
-/* Records enqueued by every reader thread. */
-static long long records_in(const app *a) {
-  long long n = 0;
-  for (int64_t i = 0; i < a->o.threads; i++) n += tfq_read_decode_op_records(a->workers[i].op);
-  return n;
-}
-
-/* ---- signals and progress ---------------------------------------------------------------------
- */
-
-static void *signal_main(void *arg) {
-  sigset_t *set = arg;
-  int sig;
-  for (;;) {
-    if (sigwait(set, &sig)) continue;
-    atomic_store(&g_signal, sig);
-    if (atomic_load(&g_phase) == 0 || !g_coord) _exit(128 + sig);
-    (void)tfq_coord_request_stop(g_coord, TFQ_OK, NULL);
-    /* A clean stop should take milliseconds; do not hang on a stuck input. */
-    struct timespec ts = {5, 0};
-    nanosleep(&ts, NULL);
-    _exit(128 + sig);
-  }
-  return NULL;
-}
-
-static long long read_rchar(void) {
-  FILE *f = fopen("/proc/self/io", "r");
-  if (!f) return -1;
-  char line[128];
-  long long v = -1;
-  while (fgets(line, sizeof line, f))
-    if (strncmp(line, "rchar:", 6) == 0) v = strtoll(line + 6, NULL, 10);
-  fclose(f);
-  return v;
-}
+/* ---- progress ------------------------------------------------------------------------------ */
 
 typedef struct {
   app *a;
@@ -231,45 +56,7 @@ static tfq_code progress_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
   return TFQ_OK;
 }
 
-/* ---- main ---------------------------------------------------------------------------------------
- */
-
-static void check_files(app *a, int argc, char **argv) {
-  int nops = argc - optind;
-  a->nfiles = nops > 0 ? (size_t)nops : 1;
-  a->files = xcalloc(a->nfiles, sizeof *a->files);
-  int nstdin = 0, bad = 0;
-  for (size_t i = 0; i < a->nfiles; i++) {
-    input_file *f = &a->files[i];
-    f->display = nops > 0 ? argv[optind + (int)i] : "-";
-    if (strcmp(f->display, "-") == 0) {
-      f->is_stdin = 1;
-      if (++nstdin > 1) usage_error("standard input ('-') may be named only once");
-      continue;
-    }
-    int fd = open(f->display, O_RDONLY | O_CLOEXEC);
-    struct stat sb;
-    if (fd < 0) {
-      warnx_("%s: %s", f->display, strerror(errno));
-      bad = 1;
-      continue;
-    }
-    if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-      warnx_("%s: %s", f->display, strerror(EISDIR));
-      bad = 1;
-      close(fd);
-      continue;
-    }
-    f->path = xstrdup(f->display);
-    unsigned char m[16];
-    ssize_t r = read(fd, m, sizeof m);
-    close(fd);
-    f->comp = a->o.compression == COMP_AUTO
-                  ? detect_compression(m, r > 0 ? (size_t)r : 0, f->display, a->fmt)
-                  : (tfq_compression)a->o.compression;
-  }
-  if (bad) exit(EXIT_DATA);
-}
+/* ---- main ------------------------------------------------------------------------------------ */
 
 /* Reports a failed cat_parse_options / cat_resolve as tfq-cat always has, and exits. */
 static _Noreturn void args_failed(cat_args_status as, char *msg) {
@@ -282,6 +69,8 @@ static _Noreturn void args_failed(cat_args_status as, char *msg) {
     default: die_oom();
   }
 }
+
+const char *g_prog = PROG;
 
 int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
@@ -297,15 +86,7 @@ int main(int argc, char **argv) {
   if (optind >= argc && isatty(STDIN_FILENO))
     usage_error("no input: name a FILE, or pipe data into standard input");
 
-  /* Signals: one thread sigwaits; every other thread has them blocked. */
-  static sigset_t sigs;
-  sigemptyset(&sigs);
-  sigaddset(&sigs, SIGINT);
-  sigaddset(&sigs, SIGTERM);
-  sigaddset(&sigs, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-  pthread_t sig_th;
-  if (pthread_create(&sig_th, NULL, signal_main, &sigs) == 0) pthread_detach(sig_th);
+  pipeline_signals();
 
   /* The format: -f, else the first named file's extension; -d implies csv. */
   const char *first = optind < argc ? argv[optind] : "-";
@@ -321,80 +102,12 @@ int main(int argc, char **argv) {
 
   tfq_status *st = tfq_status_new();
   if (!st) die_oom();
-  if (tfq_coord_new(&a->coord, st)) die_oom();
-  g_coord = a->coord;
-
-  check_files(a, argc, argv);
-  int need_sample = a->fmt == FMT_CSV && (!o->record_defaults || o->skip_header_lines > 0);
-  for (size_t i = 0; i < a->nfiles; i++)
-    if (a->files[i].is_stdin) {
-      setup_stdin(&a->files[i], o, a->fmt, need_sample && i == 0);
-      a->stdin_path = a->files[i].path;
-    }
-
-  /* Seeds. */
-  if (!o->seed_set) {
-    uint64_t s = 0;
-    if (getrandom(&s, sizeof s, 0) != (ssize_t)sizeof s)
-      s = (uint64_t)time(NULL) ^ (uint64_t)getpid();
-    o->seed = s & (((uint64_t)1 << 63) - 1);
-    if (o->shuffle && !o->quiet)
-      warnx_("seed %" PRIu64 " (--seed=%" PRIu64 " repeats the order with -j 1)", o->seed, o->seed);
-  }
-
-  /* Columns. */
-  int cols = setup_columns(a, need_sample, st);
-  if (cols != EXIT_OK) return cols;
-
-  /* The record queue. */
+  int prc = pipeline_prepare(a, argc, argv, st);
+  if (prc != EXIT_OK) return prc;
   tfq_code c;
-  if ((c = tfq_spec_new(&a->spec, st))) die_oom();
-  for (size_t i = 0; i < a->nfields; i++)
-    if ((c = tfq_spec_add(a->spec, a->fields[i].dtype, NULL, 0, NULL, st))) die_oom();
-  if (o->keys && (c = tfq_spec_add(a->spec, TFQ_STRING, NULL, 0, NULL, st))) die_oom();
-  tfq_queue_options *qo;
-  if (tfq_queue_options_new(&qo, st)) die_oom();
-  tfq_queue_options_set_capacity(qo, a->capacity);
-  if (o->shuffle) {
-    tfq_queue_options_set_min_after_dequeue(qo, a->mad);
-    /* (seed, seed2) = (0, 0) would mean "from the OS": keep seed2 nonzero. */
-    tfq_queue_options_set_seeds(qo, (int64_t)o->seed, 87654321);
-  }
-  if (tfq_queue_options_set_name(qo, o->shuffle ? "shuffle_batch" : "batch", st) ||
-      tfq_queue_new(o->shuffle ? TFQ_QUEUE_RANDOM_SHUFFLE : TFQ_QUEUE_FIFO, a->spec, qo, &a->q,
-                    st)) {
-    warnx_("%s", tfq_status_message(st));
-    return EXIT_USAGE;
-  }
-  tfq_queue_options_free(qo);
-
-  /* The filename producer. */
-  {
-    int64_t dims[1] = {(int64_t)a->nfiles};
-    tfq_tensor *names;
-    tfq_producer_options *po;
-    if (tfq_tensor_new(TFQ_STRING, dims, 1, &names, st) || tfq_producer_options_new(&po, st))
-      die_oom();
-    for (size_t i = 0; i < a->nfiles; i++)
-      if (tfq_tensor_set_string(names, (int64_t)i, a->files[i].path, strlen(a->files[i].path), st))
-        die_oom();
-    tfq_producer_options_set_num_epochs(po, o->num_epochs);
-    tfq_producer_options_set_shuffle(po, o->shuffle);
-    tfq_producer_options_set_seed(po, o->seed);
-    if (tfq_string_input_producer_start(names, po, a->coord, &a->filenames, &a->producer, st)) {
-      warnx_("%s", tfq_status_message(st));
-      return EXIT_DATA;
-    }
-    tfq_tensor_free(names);
-    tfq_producer_options_free(po);
-  }
-
-  /* Reader threads under a QueueRunner and the Coordinator. */
-  start_workers(a, st);
   double t0 = now_s();
   long long rchar0 = read_rchar();
-  atomic_store(&g_phase, 1);
-  if ((c = tfq_runner_start(a->runner, a->coord, 0, st))) {
+  if ((c = pipeline_start(a, st))) {
     warnx_("%s", tfq_status_message(st));
     return EXIT_DATA;
   }
@@ -442,13 +155,11 @@ int main(int argc, char **argv) {
   if (!a->out_error && out_flush(a, 1) && a->out_error == EPIPE) epipe = 1;
 
   /* Stop: request_stop (the producer's and the readers' runners cancel their queues), join. */
-  (void)tfq_coord_request_stop(a->coord, TFQ_OK, NULL);
-  pump_detach_reader();
-  tfq_code jc = tfq_coord_join(a->coord, 10 * 1000000LL, 0, st);
+  tfq_code jc = pipeline_stop(a, st);
   if (o->stats && !o->quiet && isatty(STDERR_FILENO)) fputs("\r\033[K", stderr);
 
   int rc = EXIT_OK;
-  int sig = atomic_load(&g_signal);
+  int sig = pipeline_signal();
   if (epipe) {
     rc = EXIT_OK;
   } else if (a->out_error) {
@@ -480,34 +191,7 @@ int main(int argc, char **argv) {
   }
 
   /* Teardown (everything is joined). */
-  tfq_runner_free(a->runner);
-  tfq_producer_runner_free(a->producer);
-  for (int64_t i = 0; i < o->threads; i++) {
-    worker *w = &a->workers[i];
-    tfq_read_decode_op_free(w->op);
-    tfq_reader_free(w->reader);
-  }
-  free(a->workers);
-  tfq_queue_free(a->filenames);
-  tfq_queue_free(a->q);
-  tfq_spec_free(a->spec);
-  tfq_csv_options_free(a->csv);
-  g_coord = NULL;
-  atomic_store(&g_phase, 0);
-  tfq_coord_free(a->coord);
+  pipeline_free(a);
   tfq_status_free(st);
-  for (size_t i = 0; i < a->nfields; i++) {
-    free(a->fields[i].def);
-    free(a->names[i]);
-  }
-  free(a->fields);
-  free(a->names);
-  for (size_t i = 0; i < a->nfiles; i++) {
-    free(a->files[i].path);
-    free(a->files[i].sample_path);
-  }
-  free(a->files);
-  free(o->select_cols);
-  free(a->out.p);
   return rc;
 }

@@ -32,8 +32,8 @@ static _Noreturn void fail(cat_args_status s) {
   longjmp(g_ctx->jb, 1);
 }
 
-static _Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static _Noreturn void usage_error(const char *fmt, ...) {
+#define usage_error args_usage_error
+_Noreturn void args_usage_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   int n = vsnprintf(NULL, 0, fmt, ap);
@@ -59,7 +59,8 @@ static void *xrealloc(void *p, size_t n) {
 }
 
 /* Parses a non-negative decimal integer option value; usage error otherwise. */
-static int64_t parse_count(const char *opt, const char *s, int64_t min) {
+#define parse_count args_count
+int64_t args_count(const char *opt, const char *s, int64_t min) {
   char *end;
   errno = 0;
   long long v = strtoll(s, &end, 10);
@@ -373,7 +374,23 @@ static const named compressions[] = {{"auto", COMP_AUTO},
 static const named outputs[] = {
     {"table", OUT_TABLE}, {"jsonl", OUT_JSONL}, {"csv", OUT_CSV}, {"none", OUT_NONE}, {NULL, 0}};
 
-static void parse_options(int argc, char **argv, options *o) {
+static const args_mode cat_mode = {":f:z:d:b:n:j:o:qhV", NULL, NULL, NULL, NULL};
+
+/* tfq-cat's table without the mode's dropped options, then the mode's own. */
+static const struct option *mode_table(const args_mode *m) {
+  static struct option t[64];
+  size_t n = 0;
+  for (const struct option *lo = long_opts; lo->name; lo++) {
+    int dropped = 0;
+    for (const char *const *d = m->drop; d && *d; d++) dropped |= strcmp(*d, lo->name) == 0;
+    if (!dropped) t[n++] = *lo;
+  }
+  for (const struct option *lo = m->more; lo && lo->name && n < 63; lo++) t[n++] = *lo;
+  t[n] = (struct option){NULL, 0, NULL, 0};
+  return t;
+}
+
+static void parse_options(int argc, char **argv, const args_mode *m, options *o) {
   o->format = FMT_AUTO;
   o->compression = COMP_AUTO;
   o->field_delim = ',';
@@ -385,10 +402,13 @@ static void parse_options(int argc, char **argv, options *o) {
   o->num_epochs = 1;
   o->threads = 2;
   o->output = OUT_TABLE;
+  if (m->defaults) m->defaults(o);
   int c;
   opterr = 0; /* our own messages, without argv[0] */
   optind = 0; /* glibc: start afresh (the fuzz target parses many argvs) */
-  while ((c = getopt_long(argc, argv, ":f:z:d:b:n:j:o:qhV", long_opts, NULL)) != -1) {
+  const struct option *table = m == &cat_mode ? long_opts : mode_table(m);
+  while ((c = getopt_long(argc, argv, m->short_opts, table, NULL)) != -1) {
+    if (c >= OPT_EXTRA && m->extra && m->extra(c, optarg, o)) continue;
     switch (c) {
       case 'f': o->format = (in_format)choose("--format", optarg, formats); break;
       case 'z': o->compression = choose("--compression", optarg, compressions); break;
@@ -442,7 +462,7 @@ static void parse_options(int argc, char **argv, options *o) {
         const char *arg = argv[optind - 1];
         if (strncmp(arg, "--", 2) == 0) {
           size_t len = strcspn(arg + 2, "=");
-          for (const struct option *lo = long_opts; lo->name; lo++)
+          for (const struct option *lo = table; lo->name; lo++)
             if (strlen(lo->name) == len && strncmp(lo->name, arg + 2, len) == 0)
               usage_error("option '--%s' doesn't allow an argument", lo->name);
           usage_error("unrecognized option '%s'", arg);
@@ -514,6 +534,11 @@ void cat_fields_free(field_spec *fs, size_t n) {
 
 cat_args_status cat_parse_options(int argc, char **argv, options *o, int *first_operand,
                                   char **msg) {
+  return args_parse(argc, argv, &cat_mode, o, first_operand, msg);
+}
+
+cat_args_status args_parse(int argc, char **argv, const args_mode *m, options *o,
+                           int *first_operand, char **msg) {
   static cat_ctx ctx;
   memset(&ctx, 0, sizeof ctx);
   memset(o, 0, sizeof *o);
@@ -523,7 +548,7 @@ cat_args_status cat_parse_options(int argc, char **argv, options *o, int *first_
     cat_options_free(o);
     return unwind(&ctx, msg);
   }
-  parse_options(argc, argv, o);
+  parse_options(argc, argv, m, o);
   *first_operand = optind;
   g_ctx = NULL;
   return CAT_ARGS_OK;

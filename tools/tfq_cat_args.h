@@ -59,6 +59,19 @@ typedef struct {
   int keys;
   int stats;
   int quiet;
+  /* tfq-feed only (tools/tfq_feed_args.c); zero for tfq-cat */
+  const char *cluster;      /* --cluster, or NULL: $TF_CONFIG */
+  int to_ps;                /* --to ps (default workers) */
+  int rows;                 /* --elements rows (default batches) */
+  const char *queue;        /* --queue prefix */
+  int64_t queue_capacity;   /* --queue-capacity, 0: default */
+  int64_t shard_i, shard_n; /* --shard I/N (0/1: everything) */
+  int64_t feeders;          /* --feeders, 0: shard_n */
+  int64_t unit;             /* --unit, -1: shard_i */
+  int unit_set;
+  int64_t timeout_ms;
+  int acks;        /* --acks */
+  int64_t attempt; /* --attempt */
 } options;
 
 typedef enum {
@@ -79,6 +92,26 @@ typedef struct {
 
 /* The --help text. */
 extern const char cat_usage_text[];
+
+/* ---- the parser for another tool (tfq-feed: tools/tfq_feed_args.c) ---------------------------
+ * The same options with the same meaning, another option table, other defaults, and options of
+ * its own handled by `extra` (which returns 0 for a code it does not know). */
+struct option;
+/* Codes of a mode's own long options start here. */
+enum { OPT_EXTRA = 512 };
+typedef struct args_mode {
+  const char *short_opts;       /* getopt's string, with a leading ':' */
+  const char *const *drop;      /* tfq-cat long options the tool does not take (NULL-ended) */
+  const struct option *more;    /* the tool's own long options (codes >= OPT_EXTRA) */
+  void (*defaults)(options *o); /* after the common defaults */
+  int (*extra)(int c, const char *arg, options *o); /* may call args_usage_error */
+} args_mode;
+cat_args_status args_parse(int argc, char **argv, const args_mode *m, options *o,
+                           int *first_operand, char **msg);
+/* A usage error inside args_parse / cat_resolve (unwinds to the entry call). */
+_Noreturn void args_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A decimal integer option value >= min, or a usage error. */
+int64_t args_count(const char *opt, const char *s, int64_t min);
 
 /* Parses argv[1..argc) with getopt_long into *o (defaults first).  On CAT_ARGS_OK *first_operand
  * is the index of the first operand (argv is permuted, operands last).  On CAT_ARGS_USAGE *msg

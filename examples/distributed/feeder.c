@@ -74,6 +74,13 @@ static int fail(const char *what, tfq_status *st) {
   return 1;
 }
 
+/* Reports an error of the reading stage to the Coordinator.  Before tfq_coord_join() the request
+ * returns TFQ_OK and the Coordinator keeps the error (coord.h); any other answer means nobody else
+ * will report it, so it is printed here. */
+static void stop(tfq_coord *coord, tfq_code c, const char *message) {
+  if (tfq_coord_request_stop(coord, c, message) != TFQ_OK) fprintf(stderr, "feeder: %s\n", message);
+}
+
 /* Decoded columns (id, x0..x{D-1}, y) -> the element layout (id [n], x [n,D], y [n]). */
 static tfq_code pack(const tfq_tuple *cols, int dim, tfq_tuple **out, tfq_status *st) {
   tfq_tensor *id = tfq_tuple_get(cols, 0);
@@ -163,7 +170,7 @@ int main(int argc, char **argv) {
   FILE *f = fopen(a.csv, "r");
   if (!f) {
     perror(a.csv);
-    tfq_coord_request_stop(coord, TFQ_NOT_FOUND, "cannot open the CSV file");
+    stop(coord, TFQ_NOT_FOUND, "cannot open the CSV file");
   }
   char **lines = calloc(CHUNK, sizeof *lines);
   size_t *caps = calloc(CHUNK, sizeof *caps), *lens = calloc(CHUNK, sizeof *lens);
@@ -189,7 +196,7 @@ int main(int argc, char **argv) {
       tfq_tuple_free(elem);
     }
     if (c) {
-      if (c != TFQ_CANCELLED) tfq_coord_request_stop(coord, c, tfq_status_message(st));
+      if (c != TFQ_CANCELLED) stop(coord, c, tfq_status_message(st));
       break;
     }
     nread += (int64_t)n;

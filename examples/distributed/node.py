@@ -1,9 +1,22 @@
-"""One task of the example cluster: the ps (hosts the shared-name queue and the variables) or a
-worker (dequeues batches that the tfq feeder pushed and trains a linear model), in
-tf.compat.v1 graph mode.
+"""One task of the example cluster, in tf.compat.v1 graph mode.  The task comes from TF_CONFIG
+(as TensorFlowOnSpark or any launcher sets it), read with tools/tfq_feed_worker.py:
 
-    python node.py --job ps     --task 0 --cluster ps=H:P;worker=H:P,H:P ...
-    python node.py --job worker --task i --cluster ... --out DIR
+  ps      serves: the model variables w[4], b, tfq-feed's done set, and (--topology ps) the
+          shared per-row queue.
+  worker  builds its side of tfq-feed's queue with tfq_feed_worker, dequeues until
+          OutOfRangeError and trains the linear model y = x.w + b by SGD; the variables live on
+          the ps, so the workers train one model asynchronously.  Worker 0 is the chief: it
+          initialises the variables and, once every worker is done, writes model.json.
+
+    TF_CONFIG='{"cluster": ..., "task": {"type": "worker", "index": 1}}' \\
+        python node.py [--topology workers|ps|library] [--batch 1000] [--out DIR]
+
+--topology workers: the queue tfq_feed_w<i> on this worker's own task, an element is a batch
+  (tfq-feed --to workers --elements batches): one dequeue() and one SGD step per batch.
+--topology ps: the queue tfq_feed on the ps, an element is a row (tfq-feed --to ps --elements
+  rows): dequeue_up_to(--step-rows) per step.
+--topology library: the queue of feeder.c (the library-API example): tfq_feed on the ps, rows
+  (int64 id, float32 x[4], float32 y), capacity 2000.
 """
 import argparse
 import json
@@ -12,86 +25,93 @@ import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools"))
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+import tfq_feed_worker as tfw  # noqa: E402
 
-
-def parse_cluster(text):
-    jobs = {}
-    for part in text.split(";"):
-        name, addrs = part.split("=", 1)
-        jobs[name] = addrs.split(",")
-    return jobs
+# The columns of data.csv / part-*.csv, as tfq-feed's -d: id, x0..x3, y.
+SPEC = "int64,float32,float32,float32,float32,float32"
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--job", required=True)
-    ap.add_argument("--task", type=int, default=0)
-    ap.add_argument("--cluster", required=True)
+    ap.add_argument("--topology", choices=["workers", "ps", "library"], default="workers")
     ap.add_argument("--out", default=".")
-    ap.add_argument("--shared-name", default="tfq_feed")
-    ap.add_argument("--capacity", type=int, default=2000)
-    ap.add_argument("--dim", type=int, default=4)
-    ap.add_argument("--batch", type=int, default=100)
+    ap.add_argument("--queue", default=tfw.DEFAULT_QUEUE)
+    ap.add_argument("--batch", type=int, default=1000, help="tfq-feed's -b")
+    ap.add_argument("--step-rows", type=int, default=100, help="rows per step (ps, library)")
     ap.add_argument("--lr", type=float, default=0.2)
     a = ap.parse_args()
 
     # Graph mode first: in eager mode Python replaces a queue's shared_name with a unique one.
     tf.compat.v1.disable_eager_execution()
-    jobs = parse_cluster(a.cluster)
-    cluster = tf.train.ClusterSpec(jobs)
-    server = tf.distribute.Server(cluster, job_name=a.job, task_index=a.task)
-    if a.job == "ps":
+    cluster, job, task = tfw.tf_config()
+    server = tfw.start_server(cluster, job, task)
+    if job == "ps":
         print(f"ps: serving {server.target}", flush=True)
         server.join()
         return
 
-    nworkers = len(jobs["worker"])
+    nworkers = cluster.num_tasks("worker")
     with tf.device("/job:ps/task:0"):
-        # Must match the feeder's queue exactly: dtypes, shapes, capacity, container, name.
-        q = tf.queue.FIFOQueue(a.capacity, [tf.int64, tf.float32, tf.float32],
-                               shapes=[[], [a.dim], []], shared_name=a.shared_name,
-                               name=a.shared_name)
-        w = tf.compat.v1.get_variable("w", [a.dim], initializer=tf.compat.v1.zeros_initializer())
+        w = tf.compat.v1.get_variable("w", [4], initializer=tf.compat.v1.zeros_initializer())
         b = tf.compat.v1.get_variable("b", [], initializer=tf.compat.v1.zeros_initializer())
-    with tf.device(f"/job:worker/task:{a.task}"):
-        ids, x, y = q.dequeue_up_to(a.batch)
+    if a.topology == "library":  # feeder.c's queue: components id, x[4], y
+        with tf.device("/job:ps/task:0"):
+            q = tf.queue.FIFOQueue(2000, [tf.int64, tf.float32, tf.float32],
+                                   shapes=[[], [4], []], shared_name=a.queue, name=a.queue)
+        with tf.device(f"/job:worker/task:{task}"):
+            ids, x, y = q.dequeue_up_to(a.step_rows)
+    else:  # tfq-feed's queue: one component per CSV column
+        if a.topology == "workers":
+            cols = tfw.dequeue(SPEC, to="workers", elements="batches", queue=a.queue,
+                               batch_size=a.batch, task_index=task)
+        else:
+            cols = tfw.dequeue(SPEC, to="ps", elements="rows", queue=a.queue,
+                               batch_size=a.batch, task_index=task, n=a.step_rows)
+        with tf.device(f"/job:worker/task:{task}"):
+            ids, x, y = cols[0], tf.stack(cols[1:5], axis=1), cols[5]
+    with tf.device(f"/job:worker/task:{task}"):
         pred = tf.reduce_sum(x * w, axis=1) + b
         loss = tf.reduce_mean(tf.square(pred - y))
         train = tf.compat.v1.train.GradientDescentOptimizer(a.lr).minimize(loss)
     uninit = tf.compat.v1.report_uninitialized_variables()
     init = tf.compat.v1.global_variables_initializer()
 
-    config = tf.compat.v1.ConfigProto(device_filters=["/job:ps", f"/job:worker/task:{a.task}"])
-    with tf.compat.v1.Session(server.target, config=config) as sess:
-        if a.task == 0:
+    with tf.compat.v1.Session(server.target, config=tfw.session_config(task)) as sess:
+        if task == 0:
             sess.run(init)
         else:
             while len(sess.run(uninit)):
                 time.sleep(0.1)
-        seen, steps, t0 = [], 0, time.time()
+        seen, steps, t0, t_first = [], 0, time.time(), None
         while True:
             try:
                 got, _ = sess.run([ids, train])
             except tf.errors.OutOfRangeError:
-                break  # the feeder closed the queue and it is drained
+                break  # every feeder is done and this worker's queue is drained
+            if t_first is None:
+                t_first = time.time()
             seen.append(got)
             steps += 1
-        dt = time.time() - t0
+        dt = time.time() - (t_first or t0)
         seen = np.concatenate(seen) if seen else np.zeros(0, np.int64)
-        np.save(os.path.join(a.out, f"ids_worker{a.task}.npy"), seen)
-        print(f"worker {a.task}: {len(seen)} records in {steps} steps, {dt:.2f} s", flush=True)
-        open(os.path.join(a.out, f"done_worker{a.task}"), "w").close()
-        if a.task == 0:  # the chief reports the model once every worker is done
+        np.save(os.path.join(a.out, f"ids_worker{task}.npy"), seen)
+        print(f"worker {task}: {len(seen)} records in {steps} steps, {dt:.2f} s from the first "
+              f"step to OutOfRange", flush=True)
+        open(os.path.join(a.out, f"done_worker{task}"), "w").close()
+        if task == 0:  # the chief reports the model once every worker is done
             deadline = time.time() + 120
             while time.time() < deadline and not all(
-                    os.path.exists(os.path.join(a.out, f"done_worker{i}")) for i in range(nworkers)):
+                    os.path.exists(os.path.join(a.out, f"done_worker{i}"))
+                    for i in range(nworkers)):
                 time.sleep(0.1)
             wv, bv = sess.run([w, b])
             with open(os.path.join(a.out, "model.json"), "w") as f:
                 json.dump({"w": wv.tolist(), "b": float(bv)}, f)
-            print(f"worker 0: learned w={np.round(wv, 4).tolist()} b={bv:.4f}", flush=True)
+            print(f"worker 0: learned w={[round(float(v), 4) for v in wv]} b={bv:.4f}", flush=True)
     sys.stdout.flush()
     os._exit(0)  # skip TensorFlow's slow teardown of gRPC channels
 

@@ -48,26 +48,31 @@ typedef struct tfq_csv_options tfq_csv_options;
 /* Creates options with TF's defaults: field_delim ',', use_quote_delim on, na_value "", every
  * column selected, and no column yet (add one default per column).
  * @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED.
- * Ownership: *out (NULL on failure) is freed with tfq_csv_options_free().  Since: 0.1 */
+ * Ownership: *out (NULL on failure) is freed with tfq_csv_options_free().  Thread-safety: any.
+ * Since: 0.1 */
 TFQ_API tfq_code tfq_csv_options_new(tfq_csv_options **out, tfq_status *st) TFQ_WARN_UNUSED;
 
-/* Frees `o`; NULL does nothing.  Ownership: takes `o`.  Since: 0.1 */
+/* Frees `o`; NULL does nothing.  Ownership: takes `o`.  Thread-safety: one thread, after every
+ * decode call using `o`.  Since: 0.1 */
 TFQ_API void tfq_csv_options_free(tfq_csv_options *o);
 
 /* Sets the field delimiter: `len` bytes at `delim`, which must be exactly one byte (any byte,
  * NUL included).
  * @return TFQ_OK; TFQ_INVALID_ARGUMENT "field_delim should be only 1 char" (options unchanged).
- * Ownership: `delim` borrowed for the call.  Since: 0.1 */
+ * Ownership: `delim` borrowed for the call.  Thread-safety: one thread, while building `o`.  Since:
+ * 0.1 */
 TFQ_API tfq_code tfq_csv_options_set_field_delim(tfq_csv_options *o, const char *delim, size_t len,
                                                  tfq_status *st) TFQ_WARN_UNUSED;
 
 /* use_quote_delim: nonzero (the default) gives '"' its CSV meaning; zero makes it an ordinary
- * byte.  Since: 0.1 */
+ * byte.  Ownership: nothing is taken.  Thread-safety: one thread, while building `o`.  Since: 0.1
+ */
 TFQ_API void tfq_csv_options_set_use_quote_delim(tfq_csv_options *o, int on);
 
 /* Sets na_value: a field equal to these `len` bytes (compared after quote removal, case
  * sensitive) counts as missing.  len 0 (the default) adds nothing.
- * @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED.  Ownership: bytes copied.  Since: 0.1 */
+ * @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED.  Ownership: bytes copied.  Thread-safety: one thread,
+ * while building `o`. Since: 0.1 */
 TFQ_API tfq_code tfq_csv_options_set_na_value(tfq_csv_options *o, const char *na, size_t len,
                                               tfq_status *st) TFQ_WARN_UNUSED;
 
@@ -79,13 +84,15 @@ TFQ_API tfq_code tfq_csv_options_set_na_value(tfq_csv_options *o, const char *na
  *                              in that order; options unchanged);
  *         TFQ_RESOURCE_EXHAUSTED.
  * The count is compared with the number of defaults when decoding ("Length of select_cols and
- * record_defaults do not match.").  Ownership: `cols` copied.  Since: 0.1 */
+ * record_defaults do not match.").  Ownership: `cols` copied.  Thread-safety: one thread, while
+ * building `o`. Since: 0.1 */
 TFQ_API tfq_code tfq_csv_options_set_select_cols(tfq_csv_options *o, const int64_t *cols, size_t n,
                                                  tfq_status *st) TFQ_WARN_UNUSED;
 
 /* Appends an output column with a default value (TF: a one-element record default), whose
  * dtype is the column's dtype: TFQ_FLOAT, TFQ_DOUBLE, TFQ_INT32, TFQ_INT64, TFQ_STRING.
- * @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED.  Ownership: `bytes` copied.  Since: 0.1 */
+ * @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED.  Ownership: `bytes` copied.  Thread-safety: one thread,
+ * while building `o`. Since: 0.1 */
 TFQ_API tfq_code tfq_csv_options_add_default_float(tfq_csv_options *o, float v,
                                                    tfq_status *st) TFQ_WARN_UNUSED;
 TFQ_API tfq_code tfq_csv_options_add_default_double(tfq_csv_options *o, double v,
@@ -101,7 +108,8 @@ TFQ_API tfq_code tfq_csv_options_add_default_string(tfq_csv_options *o, const ch
  * is the error "Field <f> is required but missing in record <K>!".
  * @return TFQ_OK; TFQ_INVALID_ARGUMENT for a dtype other than the five above ("Value for attr
  *         'OUT_TYPE' of <dtype> is not in the list of allowed values: float, double, int32,
- *         int64, string"); TFQ_RESOURCE_EXHAUSTED.  Since: 0.1 */
+ *         int64, string"); TFQ_RESOURCE_EXHAUSTED.
+ * Ownership: nothing is taken.  Thread-safety: one thread, while building `o`.  Since: 0.1 */
 TFQ_API tfq_code tfq_csv_options_add_required(tfq_csv_options *o, tfq_dtype dtype,
                                               tfq_status *st) TFQ_WARN_UNUSED;
 
@@ -112,11 +120,13 @@ TFQ_API tfq_code tfq_csv_options_add_required(tfq_csv_options *o, tfq_dtype dtyp
  *           "There should only be 1 default per field but field <i> has <n>" (n > 1), or the
  *           dtype message of tfq_csv_options_add_required();
  *         TFQ_RESOURCE_EXHAUSTED.
- * Ownership: `t` borrowed for the call (its value is copied).  Since: 0.1 */
+ * Ownership: `t` borrowed for the call (its value is copied).  Thread-safety: one thread, while
+ * building `o`. Since: 0.1 */
 TFQ_API tfq_code tfq_csv_options_add_default_tensor(tfq_csv_options *o, const tfq_tensor *t,
                                                     tfq_status *st) TFQ_WARN_UNUSED;
 
-/* Number of output columns added so far.  Since: 0.1 */
+/* Number of output columns added so far.  Ownership: nothing is taken.  Thread-safety: any (as
+ * a decode call).  Since: 0.1 */
 TFQ_API size_t tfq_csv_options_num_columns(const tfq_csv_options *o);
 
 /* Decodes a string tensor of records of any shape (scalar and empty included).
@@ -135,13 +145,16 @@ TFQ_API tfq_code tfq_decode_csv(const tfq_csv_options *o, const tfq_tensor *reco
 
 /* As tfq_decode_csv() for n records given as (pointer, length) pairs (bytes may contain NUL);
  * outputs have shape [n].  lines/lens may be NULL when n == 0.
- * @return as tfq_decode_csv().  Ownership: all inputs borrowed for the call.  Since: 0.1 */
+ * @return as tfq_decode_csv().  Ownership: all inputs borrowed for the call; *out as
+ * tfq_decode_csv().  Thread-safety: as tfq_decode_csv().  Since: 0.1 */
 TFQ_API tfq_code tfq_decode_csv_lines(const tfq_csv_options *o, const char *const *lines,
                                       const size_t *lens, size_t n, tfq_tuple **out,
                                       tfq_status *st) TFQ_WARN_UNUSED;
 
 /* Convenience for one record: outputs are scalars (shape []).
- * @return as tfq_decode_csv() (the record index in messages is 0).  Since: 0.1 */
+ * @return as tfq_decode_csv() (the record index in messages is 0).  Ownership: `o` and `rec`
+ * borrowed for the call; *out as tfq_decode_csv().  Thread-safety: as tfq_decode_csv().
+ * Since: 0.1 */
 TFQ_API tfq_code tfq_decode_csv_record(const tfq_csv_options *o, const char *rec, size_t len,
                                        tfq_tuple **out, tfq_status *st) TFQ_WARN_UNUSED;
 
@@ -149,7 +162,8 @@ TFQ_API tfq_code tfq_decode_csv_record(const tfq_csv_options *o, const char *rec
  * at '\n'; one '\r' before the '\n' removed; a last line without '\n' counts when it is not
  * empty).  A quoted field therefore cannot span lines, as in TF's reader + decode_csv pipeline.
  * Outputs have shape [number of lines]; the record index in messages is the 0-based line.
- * @return as tfq_decode_csv().  Ownership: `buf` borrowed for the call.  Since: 0.1 */
+ * @return as tfq_decode_csv().  Ownership: `o` and `buf` borrowed for the call; *out as
+ * tfq_decode_csv().  Thread-safety: as tfq_decode_csv().  Since: 0.1 */
 TFQ_API tfq_code tfq_decode_csv_buffer(const tfq_csv_options *o, const char *buf, size_t len,
                                        tfq_tuple **out, tfq_status *st) TFQ_WARN_UNUSED;
 

@@ -35,6 +35,31 @@ TFQ_API int tfq_experimental_parse_f64(const char *s, size_t n, double *out);
 TFQ_API int tfq_experimental_parse_i32(const char *s, size_t n, int32_t *out);
 TFQ_API int tfq_experimental_parse_i64(const char *s, size_t n, int64_t *out);
 
+/* ---- conveniences for tests and tools ----------------------------------------------------------
+ * Moved here from the stable headers in 0.2 (tensor.h, queue.h), with their names. */
+
+/* tfq_registry (queue.h), by its struct tag, so that this header does not need queue.h. */
+struct tfq_registry;
+
+/* Builds a spec from the dtypes and shapes of an existing tuple (every component set).
+ * @return TFQ_OK; TFQ_INVALID_ARGUMENT (an unset component); TFQ_RESOURCE_EXHAUSTED (*out NULL
+ *         on failure).
+ * Ownership: `t` borrowed for the call; *out new, freed with tfq_spec_free().
+ * Thread-safety: any (as a read of `t`).  Since: 0.1 (here since 0.2) */
+TFQ_API tfq_code tfq_spec_from_tuple(const tfq_tuple *t, tfq_spec **out,
+                                     tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Writes TensorFlow's text for the shape dims[0..rank), e.g. "[3,4]" or "[]" ("<unknown>" for
+ * TFQ_UNKNOWN_RANK, "?" for TFQ_UNKNOWN_DIM), into buf (always NUL-terminated when cap > 0);
+ * returns the length it needed, like snprintf.  Ownership: `dims` borrowed for the call.
+ * Thread-safety: any.  Since: 0.1 (here since 0.2) */
+TFQ_API size_t tfq_shape_format(const int64_t *dims, int rank, char *buf, size_t cap);
+
+/* Number of shared queues the registry holds (`r` NULL: the default registry).
+ * Ownership: nothing is taken.  Thread-safety: any, concurrently (a snapshot).
+ * Since: 0.1 (here since 0.2) */
+TFQ_API size_t tfq_registry_size(struct tfq_registry *r);
+
 TFQ_EXTERN_C_END
 
 #endif

@@ -52,8 +52,21 @@ TFQ_API tfq_code tfq_read_decode_op_add_component(tfq_read_decode_op *op, const 
 
 /* on != 0: the records' keys ([B] strings, TF's "<file>:<line>" form for TextLineReader) follow
  * the other components as a last one, as `key, value = reader.read_up_to(...)` lets TF1 graphs
- * enqueue both.  Default off.  Thread-safety: one thread, before the op runs.  Since: 0.2 */
+ * enqueue both.  Default off.  Ownership: nothing is taken.  Thread-safety: one thread, before
+ * the op runs.  Since: 0.2 */
 TFQ_API void tfq_read_decode_op_set_keys(tfq_read_decode_op *op, int on);
+
+/* Shards the records: the op keeps only those of shard `index` of `count` (and skips a batch
+ * left empty), so that `count` ops (in as many processes) reading the same files with the same
+ * reader options deliver every record exactly once between them.  TextLineReader and
+ * FixedLengthRecordReader records go round-robin by their line / record number (from the key);
+ * other readers' records by a hash of their key's number (TFRecord: its byte offset) or key.
+ * Default: everything (0 of 1).  Sharding whole files is the caller's business (give each op
+ * its own work queue).
+ * @return TFQ_OK, TFQ_INVALID_ARGUMENT (not 0 <= index < count).  Ownership: nothing is taken.
+ * Thread-safety: one thread, before the op runs.  Since: 0.2 */
+TFQ_API tfq_code tfq_read_decode_op_set_shard(tfq_read_decode_op *op, int64_t index, int64_t count,
+                                              tfq_status *st) TFQ_WARN_UNUSED;
 
 /* The step.  @return what read_up_to, decode_csv or enqueue_many returned (TFQ_OUT_OF_RANGE once
  * the work queue is closed and drained; TFQ_CANCELLED on a stop).
@@ -70,11 +83,11 @@ TFQ_API void tfq_read_decode_op_set_keys(tfq_read_decode_op *op, int on);
 TFQ_API tfq_code tfq_read_decode_step(void *op, tfq_cancel *cancel, tfq_status *st);
 
 /* Records enqueued into the target so far by every thread running the op.
- * Thread-safety: any (a snapshot).  Since: 0.2 */
+ * Ownership: nothing is taken.  Thread-safety: any (a snapshot).  Since: 0.2 */
 TFQ_API int64_t tfq_read_decode_op_records(const tfq_read_decode_op *op);
 
 /* Frees the op and drops its queue references.  NULL: no-op.  REQUIRES: no runner is running
- * it.  Ownership: takes `op`.  Since: 0.1 */
+ * it.  Ownership: takes `op`.  Thread-safety: one thread, after every call on `op`.  Since: 0.1 */
 TFQ_API void tfq_read_decode_op_free(tfq_read_decode_op *op);
 
 /* ---- queue → queue ------------------------------------------------------------------------------
@@ -93,7 +106,8 @@ TFQ_API tfq_code tfq_transfer_op_new(tfq_queue *from, tfq_queue *to, int64_t bat
  * Since: 0.1 */
 TFQ_API tfq_code tfq_transfer_step(void *op, tfq_cancel *cancel, tfq_status *st);
 
-/* Frees the op.  NULL: no-op.  REQUIRES: no runner is running it.  Since: 0.1 */
+/* Frees the op and drops its queue references.  NULL: no-op.  REQUIRES: no runner is running
+ * it.  Ownership: takes `op`.  Thread-safety: one thread, after every call on `op`.  Since: 0.1 */
 TFQ_API void tfq_transfer_op_free(tfq_transfer_op *op);
 
 TFQ_EXTERN_C_END

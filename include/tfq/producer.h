@@ -38,17 +38,25 @@ TFQ_EXTERN_C_BEGIN
  * Defaults: num_epochs TFQ_EPOCHS_UNLIMITED, shuffle 1, seed unset, capacity 32. */
 typedef struct tfq_producer_options tfq_producer_options;
 
-/* @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED.  Ownership: *out freed with
- * tfq_producer_options_free() (NULL does nothing).  Since: 0.1 */
+/* @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED (*out NULL).  Ownership: *out freed with
+ * tfq_producer_options_free().  Thread-safety: any.  Since: 0.1 */
 TFQ_API tfq_code tfq_producer_options_new(tfq_producer_options **out,
                                           tfq_status *st) TFQ_WARN_UNUSED;
+/* Frees `o`.  NULL does nothing.  Ownership: takes `o`.  Thread-safety: as tfq_producer_options.
+ * Since: 0.1 */
 TFQ_API void tfq_producer_options_free(tfq_producer_options *o);
 /* > 0, or TFQ_EPOCHS_UNLIMITED; other values are refused when the producer is created
- * ("num_epochs must be > 0 not 0.").  Since: 0.1 */
+ * ("num_epochs must be > 0 not 0.").  Ownership: nothing is taken.  Thread-safety: as
+ * tfq_producer_options. Since: 0.1 */
 TFQ_API void tfq_producer_options_set_num_epochs(tfq_producer_options *o, int64_t n);
+/* Nonzero (the default): each epoch is a fresh permutation of the rows; 0: the rows in order.
+ * Ownership: nothing is taken.  Thread-safety: as tfq_producer_options.  Since: 0.1 */
 TFQ_API void tfq_producer_options_set_shuffle(tfq_producer_options *o, int shuffle);
+/* Seeds the shuffling PCG32 (unset: a seed drawn from the clock, like TF's seed=None).
+ * Ownership: nothing is taken.  Thread-safety: as tfq_producer_options.  Since: 0.1 */
 TFQ_API void tfq_producer_options_set_seed(tfq_producer_options *o, uint64_t seed);
-/* Capacity of the queue the convenience functions create (negative: unbounded).  Since: 0.1 */
+/* Capacity of the queue the convenience functions create (negative: unbounded).
+ * Ownership: nothing is taken.  Thread-safety: as tfq_producer_options.  Since: 0.1 */
 TFQ_API void tfq_producer_options_set_capacity(tfq_producer_options *o, int64_t capacity);
 
 /* ---- the step object ------------------------------------------------------------------------ */
@@ -66,12 +74,15 @@ typedef struct tfq_producer tfq_producer;
  *                              with the queue; differing dimension 0.
  *         TFQ_RESOURCE_EXHAUSTED
  * Ownership: `q` and the tensors of `rows` gain a reference held until tfq_producer_free();
- * `rows` and `o` (NULL: defaults) are borrowed for the call.  Since: 0.1 */
+ * `rows` and `o` (NULL: defaults) are borrowed for the call; *out (NULL on failure) freed with
+ * tfq_producer_free().  Thread-safety: any.  Since: 0.1 */
 TFQ_API tfq_code tfq_producer_new(tfq_queue *q, const tfq_tuple *rows,
                                   const tfq_producer_options *o, tfq_producer **out,
                                   tfq_status *st) TFQ_WARN_UNUSED;
 
-/* Frees the producer.  NULL does nothing.  REQUIRES: no call on it in progress.  Since: 0.1 */
+/* Frees the producer and drops its references.  NULL does nothing.  REQUIRES: no call on it in
+ * progress.  Ownership: takes `p`.  Thread-safety: one thread, after every other call on `p`.
+ * Since: 0.1 */
 TFQ_API void tfq_producer_free(tfq_producer *p);
 
 /* Enqueues one epoch (enqueue_many of every row, permuted if shuffling).  A tfq_step_fn: `ctx`
@@ -85,17 +96,18 @@ TFQ_API void tfq_producer_free(tfq_producer *p);
  *         TFQ_CANCELLED        the queue was closed, or the producer's cancel triggered (see
  *                              tfq_producer_cancel), while enqueuing.
  *         TFQ_RESOURCE_EXHAUSTED
- * Thread-safety: any.  Since: 0.1 */
+ * Ownership: `ctx` borrowed for the call.  Thread-safety: any.  Since: 0.1 */
 TFQ_API tfq_code tfq_producer_step(void *ctx, tfq_cancel *cancel, tfq_status *st);
 
 /* Runs steps until OUT_OF_RANGE, then closes the queue (a plain close) and returns TFQ_OK.  On
  * any other error closes the queue with cancel_pending_enqueues (consumers then drain what was
  * queued and see OUT_OF_RANGE, as a Coordinator would arrange in TF) and returns the error.
  * With TFQ_EPOCHS_UNLIMITED it runs until the queue is closed or the producer cancelled.
- * Thread-safety: any, one run at a time.  Since: 0.1 */
+ * Ownership: nothing is taken.  Thread-safety: any, one run at a time.  Since: 0.1 */
 TFQ_API tfq_code tfq_producer_run(tfq_producer *p, tfq_status *st) TFQ_WARN_UNUSED;
 
-/* Makes a blocked or future step fail with CANCELLED.  Thread-safety: any.  Since: 0.1 */
+/* Makes a blocked or future step fail with CANCELLED.  Ownership: nothing is taken.
+ * Thread-safety: any.  Since: 0.1 */
 TFQ_API void tfq_producer_cancel(tfq_producer *p);
 
 /* ---- convenience: queue + thread ------------------------------------------------------------ */
@@ -108,8 +120,9 @@ typedef struct tfq_producer_thread tfq_producer_thread;
  * "input_producer" filled by a new thread.
  * @return TFQ_OK (*queue has one reference for the caller, *thread must be joined),
  *         the codes of tfq_producer_new, TFQ_RESOURCE_EXHAUSTED (also when no thread can start).
- * Ownership: `rows`, `o` borrowed; *queue freed with tfq_queue_free() after the join.
- * Since: 0.1 */
+ * Ownership: `rows`, `o` borrowed (the rows' tensors gain references held by the producer);
+ * *queue freed with tfq_queue_free() after the join; *thread freed by
+ * tfq_producer_thread_join().  Both NULL on failure.  Thread-safety: any.  Since: 0.1 */
 TFQ_API tfq_code tfq_input_producer(const tfq_tuple *rows, const tfq_producer_options *o,
                                     tfq_queue **queue, tfq_producer_thread **thread,
                                     tfq_status *st) TFQ_WARN_UNUSED;
@@ -118,19 +131,21 @@ TFQ_API tfq_code tfq_input_producer(const tfq_tuple *rows, const tfq_producer_op
  * "string_input_producer requires a non-null input tensor"; not a 1-D string tensor:
  * INVALID_ARGUMENT.  An empty tensor starts a thread whose step fails (INVALID_ARGUMENT, which
  * join reports) after closing the queue, so consumers see OUT_OF_RANGE (TF's testNullString).
- * Since: 0.1 */
+ * @return, Ownership and Thread-safety as tfq_input_producer().  Since: 0.1 */
 TFQ_API tfq_code tfq_string_input_producer(const tfq_tensor *strings, const tfq_producer_options *o,
                                            tfq_queue **queue, tfq_producer_thread **thread,
                                            tfq_status *st) TFQ_WARN_UNUSED;
 
-/* TF's range_input_producer: int32 scalars 0..limit-1 (limit >= 0).  Since: 0.1 */
+/* TF's range_input_producer: int32 scalars 0..limit-1 (limit >= 0, else INVALID_ARGUMENT
+ * "limit must be >= 0 not <limit>").  @return, Ownership and Thread-safety as
+ * tfq_input_producer().  Since: 0.1 */
 TFQ_API tfq_code tfq_range_input_producer(int32_t limit, const tfq_producer_options *o,
                                           tfq_queue **queue, tfq_producer_thread **thread,
                                           tfq_status *st) TFQ_WARN_UNUSED;
 
 /* TF's slice_input_producer: the queue holds tuples of matching rows of every tensor in
  * `tensors` (NULL: INVALID_ARGUMENT "Expected at least one tensor in slice_input_producer().").
- * Since: 0.1 */
+ * @return, Ownership and Thread-safety as tfq_input_producer().  Since: 0.1 */
 TFQ_API tfq_code tfq_slice_input_producer(const tfq_tuple *tensors, const tfq_producer_options *o,
                                           tfq_queue **queue, tfq_producer_thread **thread,
                                           tfq_status *st) TFQ_WARN_UNUSED;
@@ -159,16 +174,18 @@ TFQ_API tfq_code tfq_string_input_producer_start(const tfq_tensor *strings,
                                                  tfq_status *st) TFQ_WARN_UNUSED;
 
 /* Frees the runner and the producer.  REQUIRES: the coordinator was joined (or the runner's
- * threads ended).  NULL: no-op.  Ownership: takes `r`.  Since: 0.2 */
+ * threads ended).  NULL: no-op.  Ownership: takes `r`.  Thread-safety: one thread, after the
+ * join.  Since: 0.2 */
 TFQ_API void tfq_producer_runner_free(tfq_producer_runner *r);
 
 /* Waits for the thread, frees the handle (and its producer) and returns the code of its
- * tfq_producer_run (message in `st`).  NULL returns TFQ_OK.  Since: 0.1 */
+ * tfq_producer_run (message in `st`).  NULL returns TFQ_OK.  Ownership: takes `t`.
+ * Thread-safety: one thread, once per handle.  Since: 0.1 */
 TFQ_API tfq_code tfq_producer_thread_join(tfq_producer_thread *t, tfq_status *st) TFQ_WARN_UNUSED;
 
 /* Asks the thread to stop: cancels its producer and closes the queue with
  * cancel_pending_enqueues.  Join afterwards (it then reports TFQ_CANCELLED unless the run had
- * finished).  Thread-safety: any.  Since: 0.1 */
+ * finished).  Ownership: nothing is taken.  Thread-safety: any, before the join.  Since: 0.1 */
 TFQ_API void tfq_producer_thread_stop(tfq_producer_thread *t);
 
 TFQ_EXTERN_C_END

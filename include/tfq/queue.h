@@ -76,7 +76,7 @@ typedef enum tfq_queue_kind {
 } tfq_queue_kind;
 
 /* "FIFOQueue", "RandomShuffleQueue", "PaddingFIFOQueue", "PriorityQueue" (TF's kernel names);
- * "UnknownQueue" otherwise.  Static, never NULL.  Since: 0.1 */
+ * "UnknownQueue" otherwise.  Ownership: static, never NULL.  Thread-safety: any.  Since: 0.1 */
 TFQ_API const char *tfq_queue_kind_name(tfq_queue_kind kind);
 
 /* ---- cancellation ----------------------------------------------------------------------------
@@ -86,65 +86,84 @@ TFQ_API const char *tfq_queue_kind_name(tfq_queue_kind kind);
  * once.  Thread-safety: any thread, concurrently. */
 typedef struct tfq_cancel tfq_cancel;
 
-/* @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED.  Ownership: *out freed with tfq_cancel_free().
- * Since: 0.1 */
+/* Creates an untriggered cancel.
+ * @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED (*out NULL).  Ownership: *out freed with
+ * tfq_cancel_free().  Thread-safety: any.  Since: 0.1 */
 TFQ_API tfq_code tfq_cancel_new(tfq_cancel **out, tfq_status *st) TFQ_WARN_UNUSED;
 
 /* Triggers the cancel: every call blocked with it is marked cancelled and woken before this
  * returns (each then returns CANCELLED from its own thread); later calls given it fail at once.
- * Idempotent.  Thread-safety: any, concurrently.  Since: 0.1 */
+ * Idempotent.  Ownership: nothing is taken.  Thread-safety: any, concurrently.  Since: 0.1 */
 TFQ_API void tfq_cancel_trigger(tfq_cancel *c);
 
-/* Nonzero once triggered (until reset).  Since: 0.1 */
+/* Nonzero once triggered (until reset), else 0.  Ownership: nothing is taken.
+ * Thread-safety: any, concurrently.  Since: 0.1 */
 TFQ_API int tfq_cancel_is_triggered(const tfq_cancel *c);
 
-/* Re-arms a triggered cancel for reuse.  REQUIRES: no call is using it.  Since: 0.1 */
+/* Re-arms a triggered cancel for reuse.  REQUIRES: no call is using it.
+ * Ownership: nothing is taken.  Thread-safety: any thread, under the REQUIRES.  Since: 0.1 */
 TFQ_API void tfq_cancel_reset(tfq_cancel *c);
 
-/* Frees it.  NULL does nothing.  REQUIRES: no call is using it.  Since: 0.1 */
+/* Frees it.  NULL does nothing.  REQUIRES: no call is using it.  Ownership: takes `c`.
+ * Thread-safety: one thread, after every other call on `c`.  Since: 0.1 */
 TFQ_API void tfq_cancel_free(tfq_cancel *c);
 
 /* ---- options ----------------------------------------------------------------------------------
  */
 
-/* Construction options.  Opaque.  Thread-safety: one thread at a time. */
+/* Construction options.  Opaque.  Thread-safety: one thread at a time.  Values are checked by
+ * tfq_queue_new() / tfq_queue_open(), not by the setters. */
 typedef struct tfq_queue_options tfq_queue_options;
 
 /* Defaults: capacity unbounded, name "<kind op name>" (fifo_queue, ...), no shared name,
  * container "", min_after_dequeue 0, seed 0, seed2 0.
- * Ownership: *out freed with tfq_queue_options_free().  Since: 0.1 */
+ * @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED (*out NULL).
+ * Ownership: *out freed with tfq_queue_options_free().  Thread-safety: any.  Since: 0.1 */
 TFQ_API tfq_code tfq_queue_options_new(tfq_queue_options **out, tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Frees `o`.  NULL does nothing.  Ownership: takes `o`.  Thread-safety: as tfq_queue_options.
+ * Since: 0.1 */
 TFQ_API void tfq_queue_options_free(tfq_queue_options *o);
 
 /* Any negative capacity means unbounded (stored and printed as 2147483647, as in TF); capacity 0
- * is accepted and every enqueue then blocks, as in TF.  Since: 0.1 */
+ * is accepted and every enqueue then blocks, as in TF.  Ownership: nothing is taken.
+ * Thread-safety: as tfq_queue_options.  Since: 0.1 */
 TFQ_API void tfq_queue_options_set_capacity(tfq_queue_options *o, int64_t capacity);
 
 /* The op name.  Without a shared name the kernel name used in messages is "_<N>_<name>" with a
- * process-wide counter N, as in TF.  Copied; NULL restores the default.  Since: 0.1 */
+ * process-wide counter N, as in TF.  NULL restores the default.
+ * @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED (options unchanged).  Ownership: `name` copied.
+ * Thread-safety: as tfq_queue_options.  Since: 0.1 */
 TFQ_API tfq_code tfq_queue_options_set_name(tfq_queue_options *o, const char *name,
                                             tfq_status *st) TFQ_WARN_UNUSED;
 
-/* TF's shared_name: becomes the kernel name used in messages.  Copied.  Since: 0.1 */
+/* TF's shared_name: becomes the kernel name used in messages (NULL: none).
+ * @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED (options unchanged).  Ownership: `shared_name` copied.
+ * Thread-safety: as tfq_queue_options.  Since: 0.1 */
 TFQ_API tfq_code tfq_queue_options_set_shared_name(tfq_queue_options *o, const char *shared_name,
                                                    tfq_status *st) TFQ_WARN_UNUSED;
 
-/* TF's container.  Copied.  Since: 0.1 */
+/* TF's container (NULL or "": the default, "localhost").
+ * @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED (options unchanged).  Ownership: `container` copied.
+ * Thread-safety: as tfq_queue_options.  Since: 0.1 */
 TFQ_API tfq_code tfq_queue_options_set_container(tfq_queue_options *o, const char *container,
                                                  tfq_status *st) TFQ_WARN_UNUSED;
 
 /* RandomShuffleQueue: dequeues wait while the queue is open and holds no more than `m`
- * elements (0 <= m < capacity, checked at creation).  Since: 0.1 */
+ * elements (0 <= m < capacity, checked at creation).  Ownership: nothing is taken.  Thread-safety:
+ * as tfq_queue_options.  Since: 0.1 */
 TFQ_API void tfq_queue_options_set_min_after_dequeue(tfq_queue_options *o, int64_t m);
 
 /* RandomShuffleQueue: TF's op seeds.  (0, 0) (the default) seeds from the OS, so the order is
- * not reproducible, as in TF.  Since: 0.1 */
+ * not reproducible, as in TF.  Ownership: nothing is taken.  Thread-safety: as tfq_queue_options.
+ * Since: 0.1 */
 TFQ_API void tfq_queue_options_set_seeds(tfq_queue_options *o, int64_t seed, int64_t seed2);
 
 /* RandomShuffleQueue: nonzero draws positions with Philox4x32-10 laid out as TensorFlow does
  * (`word % size`, one 32-bit word per draw), so that for the same seeds and the same
  * single-threaded sequence of operations tfq yields the same order as TensorFlow.  The default
- * (0) draws with PCG32 and unbiased bounded draws.  Since: 0.1 */
+ * (0) draws with PCG32 and unbiased bounded draws.  Ownership: nothing is taken.  Thread-safety: as
+ * tfq_queue_options.  Since: 0.1 */
 TFQ_API void tfq_queue_options_set_tf_exact_order(tfq_queue_options *o, int on);
 
 /* ---- queues -------------------------------------------------------------------------------- */
@@ -171,16 +190,19 @@ TFQ_API tfq_code tfq_queue_new(tfq_queue_kind kind, const tfq_spec *spec,
                                tfq_status *st) TFQ_WARN_UNUSED;
 
 /* Convenience: tfq_queue_new(TFQ_QUEUE_FIFO, ...) with `capacity` and op name `name` (NULL:
- * "fifo_queue").  Since: 0.1 */
+ * "fifo_queue").  @return as tfq_queue_new().  Ownership: `spec` and `name` copied; *out as
+ * tfq_queue_new().  Thread-safety: any.  Since: 0.1 */
 TFQ_API tfq_code tfq_fifo_queue_new(const tfq_spec *spec, int64_t capacity, const char *name,
                                     tfq_queue **out, tfq_status *st) TFQ_WARN_UNUSED;
 
-/* Adds a reference and returns `q`.  Thread-safety: any.  Since: 0.1 */
+/* Adds a reference and returns `q`.  Ownership: the caller owns the new reference, released
+ * with tfq_queue_free().  Thread-safety: any, concurrently.  Since: 0.1 */
 TFQ_API tfq_queue *tfq_queue_ref(tfq_queue *q);
 
 /* Drops one reference; the last frees the queue and the elements still in it.  NULL does
  * nothing.  REQUIRES: when dropping the last reference, no call on `q` is in progress (close the
- * queue and join your threads first).  Since: 0.1 */
+ * queue and join your threads first).  Ownership: takes one reference.
+ * Thread-safety: any, concurrently, except for the last reference (see REQUIRES).  Since: 0.1 */
 TFQ_API void tfq_queue_free(tfq_queue *q);
 
 /* Accessors.  Borrowed strings, valid while `q` lives.  Thread-safety: any.  Since: 0.1 */
@@ -192,11 +214,13 @@ TFQ_API int64_t tfq_queue_capacity(const tfq_queue *q);
 TFQ_API const tfq_spec *tfq_queue_spec(const tfq_queue *q);
 
 /* Elements stored now (not counting a pending dequeue_many's partial batch nor the
- * not-yet-inserted tail of a pending enqueue_many), as TF's size().  Since: 0.1 */
+ * not-yet-inserted tail of a pending enqueue_many), as TF's size().  Ownership: nothing is
+ * taken.  Thread-safety: any, concurrently (a snapshot).  Since: 0.1 */
 TFQ_API int64_t tfq_queue_size(tfq_queue *q);
 
 /* Nonzero once a close has *executed* (a non-cancelling close waiting behind enqueues has not
- * executed yet).  Since: 0.1 */
+ * executed yet), else 0.  Ownership: nothing is taken.  Thread-safety: any, concurrently.
+ * Since: 0.1 */
 TFQ_API int tfq_queue_is_closed(tfq_queue *q);
 
 /* The common blocking-call parameters:
@@ -204,7 +228,9 @@ TFQ_API int tfq_queue_is_closed(tfq_queue *q);
  *   timeout_us  TFQ_NO_TIMEOUT, or microseconds after which a call that has not completed fails
  *               with DEADLINE_EXCEEDED "Timed out waiting for notification" (0 = do not wait).
  * A call that fails with CANCELLED or DEADLINE_EXCEEDED leaves the queue as if it had never been
- * made, except for the slices an enqueue_many already inserted (they stay, as in TF). */
+ * made, except for the slices an enqueue_many already inserted (they stay, as in TF).
+ * Every blocking call below may be made from any thread, concurrently with any other call on the
+ * same queue. */
 
 /* Enqueues one element.  `elem` must have one component per spec entry, of the spec's dtype and
  * (if declared) shape.
@@ -215,7 +241,7 @@ TFQ_API int tfq_queue_is_closed(tfq_queue *q);
  *         Expected k, got m", "Type mismatch in tuple component i. Expected float, got int32",
  *         "Shape mismatch in tuple component i. Expected [3,3], got [3,4]".
  * Ownership: `elem` borrowed; its tensors are copied or referenced (never modify them after).
- * Since: 0.1 */
+ * Thread-safety: any, concurrently.  Since: 0.1 */
 TFQ_API tfq_code tfq_queue_enqueue(tfq_queue *q, const tfq_tuple *elem, tfq_cancel *cancel,
                                    int64_t timeout_us, tfq_status *st) TFQ_WARN_UNUSED;
 
@@ -242,7 +268,8 @@ TFQ_API tfq_code tfq_queue_enqueue_from(tfq_queue *q, const void *const *comps, 
  * later fails.  Wake conditions and codes as tfq_queue_enqueue, plus INVALID_ARGUMENT "All input
  * tensors must have the same size in the 0th dimension. Component i has a, and should have b",
  * and "Shape mismatch in tuple component i. Expected [B,3,3], got [B,3,4]".
- * Ownership: `batch` borrowed.  Since: 0.1 */
+ * Ownership: `batch` borrowed; its tensors are copied or referenced (never modify them after).
+ * Thread-safety: any, concurrently.  Since: 0.1 */
 TFQ_API tfq_code tfq_queue_enqueue_many(tfq_queue *q, const tfq_tuple *batch, tfq_cancel *cancel,
                                         int64_t timeout_us, tfq_status *st) TFQ_WARN_UNUSED;
 
@@ -250,7 +277,8 @@ TFQ_API tfq_code tfq_queue_enqueue_many(tfq_queue *q, const tfq_tuple *batch, tf
  * Wakes when: an element is available (OK, *out set); the queue is closed and empty
  * (OUT_OF_RANGE "... is closed and has insufficient elements (requested 1, current size 0)");
  * `cancel` (CANCELLED "Dequeue operation was cancelled"); timeout (DEADLINE_EXCEEDED).
- * Ownership: *out is a new tuple freed with tfq_tuple_free(); NULL on failure.  Since: 0.1 */
+ * Ownership: *out is a new tuple freed with tfq_tuple_free(); NULL on failure.
+ * Thread-safety: any, concurrently.  Since: 0.1 */
 TFQ_API tfq_code tfq_queue_dequeue(tfq_queue *q, tfq_tuple **out, tfq_cancel *cancel,
                                    int64_t timeout_us, tfq_status *st) TFQ_WARN_UNUSED;
 
@@ -261,7 +289,7 @@ TFQ_API tfq_code tfq_queue_dequeue(tfq_queue *q, tfq_tuple **out, tfq_cancel *ca
  * old reference is dropped.  Wake conditions and codes as tfq_queue_dequeue(), plus
  * INVALID_ARGUMENT "Wrong number of components in tuple. Expected k, got m".
  * Ownership: `dst` borrowed; on failure its slots hold tensors of unspecified contents.
- * Since: 0.1 */
+ * Thread-safety: any, concurrently, each thread with its own `dst`.  Since: 0.1 */
 TFQ_API tfq_code tfq_queue_dequeue_into(tfq_queue *q, tfq_tuple *dst, tfq_cancel *cancel,
                                         int64_t timeout_us, tfq_status *st) TFQ_WARN_UNUSED;
 
@@ -274,7 +302,8 @@ TFQ_API tfq_code tfq_queue_dequeue_into(tfq_queue *q, tfq_tuple *dst, tfq_cancel
  * Wakes when: n elements were gathered (OK); the queue closed with fewer than still needed
  * (OUT_OF_RANGE, the partial batch going back to the front in order); cancel or timeout (the
  * partial batch goes back too).
- * Ownership: *out new, freed with tfq_tuple_free(); NULL on failure.  Since: 0.1 */
+ * Ownership: *out new, freed with tfq_tuple_free(); NULL on failure.
+ * Thread-safety: any, concurrently.  Since: 0.1 */
 TFQ_API tfq_code tfq_queue_dequeue_many(tfq_queue *q, int64_t n, tfq_tuple **out,
                                         tfq_cancel *cancel, int64_t timeout_us,
                                         tfq_status *st) TFQ_WARN_UNUSED;
@@ -282,7 +311,8 @@ TFQ_API tfq_code tfq_queue_dequeue_many(tfq_queue *q, int64_t n, tfq_tuple **out
 /* As dequeue_many while the queue is open (it waits for n).  Once closed it returns between 1
  * and n elements ([k] + shape) and fails with OUT_OF_RANGE only when none is left.  Messages say
  * "DequeueUpToOp".  PriorityQueue: TF loses the elements of a closed short dequeue_up_to; tfq
- * returns them as a short batch.  Since: 0.1 */
+ * returns them as a short batch.  @return and Ownership as tfq_queue_dequeue_many().
+ * Thread-safety: any, concurrently.  Since: 0.1 */
 TFQ_API tfq_code tfq_queue_dequeue_up_to(tfq_queue *q, int64_t n, tfq_tuple **out,
                                          tfq_cancel *cancel, int64_t timeout_us,
                                          tfq_status *st) TFQ_WARN_UNUSED;
@@ -297,7 +327,7 @@ TFQ_API tfq_code tfq_queue_dequeue_up_to(tfq_queue *q, int64_t n, tfq_tuple **ou
  *   non-cancelling close, as TF does) with CANCELLED "Enqueue operation was cancelled".  Always
  *   OK, also on a closed queue.
  * Pending dequeues are re-evaluated and finish from what remains or fail with OUT_OF_RANGE.
- * Since: 0.1 */
+ * Ownership: nothing is taken.  Thread-safety: any, concurrently.  Since: 0.1 */
 TFQ_API tfq_code tfq_queue_close(tfq_queue *q, int cancel_pending_enqueues, tfq_cancel *cancel,
                                  int64_t timeout_us, tfq_status *st) TFQ_WARN_UNUSED;
 
@@ -317,21 +347,25 @@ TFQ_API tfq_code tfq_queue_close(tfq_queue *q, int cancel_pending_enqueues, tfq_
  * reset.  Thread-safety: any thread, concurrently. */
 typedef struct tfq_registry tfq_registry;
 
-/* The process-wide registry (never freed; tfq_registry_free() ignores it).  Since: 0.1 */
+/* The process-wide registry.  Ownership: borrowed, never freed (tfq_registry_free() ignores
+ * it).  Thread-safety: any.  Since: 0.1 */
 TFQ_API tfq_registry *tfq_registry_default(void);
 
-/* A separate registry, e.g. one per simulated server.  Ownership: *out freed with
- * tfq_registry_free(), which drops the registry's references.  Since: 0.1 */
+/* A separate registry, e.g. one per simulated server.
+ * @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED (*out NULL).  Ownership: *out freed with
+ * tfq_registry_free().  Thread-safety: any.  Since: 0.1 */
 TFQ_API tfq_code tfq_registry_new(tfq_registry **out, tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Drops the registry's references to its queues (tfq_registry_clear(r, NULL)) and frees it.
+ * NULL and the default registry: no-op.  Ownership: takes `r`.  Thread-safety: one thread,
+ * after every other call on `r`.  Since: 0.1 */
 TFQ_API void tfq_registry_free(tfq_registry *r);
 
 /* Drops the registry's references to the queues of `container` ("" means "localhost"; NULL
  * means every container), like tf.Session.reset(target, containers).  Queues still referenced
- * elsewhere live on.  `r` NULL means the default registry.  Since: 0.1 */
+ * elsewhere live on.  `r` NULL means the default registry.  Ownership: `container` borrowed for
+ * the call.  Thread-safety: any, concurrently.  Since: 0.1 */
 TFQ_API void tfq_registry_clear(tfq_registry *r, const char *container);
-
-/* Number of shared queues held.  Since: 0.1 */
-TFQ_API size_t tfq_registry_size(tfq_registry *r);
 
 /* Opens the queue named by the options' shared name in `container` (default "localhost") of
  * registry `r` (NULL: the default registry), creating it with `kind`, `spec` and `opts` if it does
@@ -339,7 +373,9 @@ TFQ_API size_t tfq_registry_size(tfq_registry *r);
  * @return TFQ_OK (*out is a new reference), TFQ_INVALID_ARGUMENT (a mismatch above; "shared_name
  *         cannot start with '_':NAME"; "container contains invalid characters: C"; the checks of
  *         tfq_queue_new()), TFQ_RESOURCE_EXHAUSTED.
- * Ownership: *out released with tfq_queue_free().  Since: 0.1 */
+ * Ownership: `spec` and `opts` borrowed for the call (copied when the queue is created); *out
+ * released with tfq_queue_free().  Thread-safety: any, concurrently (also for the same name:
+ * one creates, the others open).  Since: 0.1 */
 TFQ_API tfq_code tfq_queue_open(tfq_registry *r, tfq_queue_kind kind, const tfq_spec *spec,
                                 const tfq_queue_options *opts, tfq_queue **out,
                                 tfq_status *st) TFQ_WARN_UNUSED;

@@ -68,7 +68,8 @@ typedef enum tfq_compression {
 
 /* TF's compression_type / encoding strings: "ZLIB" and "GZIP" (exact case); any other string,
  * "" and NULL included, means TFQ_COMPRESSION_NONE, as in TF (no error).  ("AUTO" is not taken
- * here: TF would read such files plain.)  Since: 0.1 */
+ * here: TF would read such files plain.)  Ownership: `s` borrowed for the call.
+ * Thread-safety: any.  Since: 0.1 */
 TFQ_API tfq_compression tfq_compression_from_string(const char *s);
 
 /* The compression TFQ_COMPRESSION_AUTO picks for a file whose first `n` bytes are `first`
@@ -94,29 +95,40 @@ typedef struct tfq_reader_options tfq_reader_options;
  * record/header/footer/hop bytes 0, compression NONE, tf_compat_truncation 0,
  * max_line_bytes TFQ_DEFAULT_MAX_LINE_BYTES, buffer_bytes TFQ_DEFAULT_READ_BUFFER_BYTES.
  * @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED.
- * Ownership: *out freed with tfq_reader_options_free() (NULL does nothing).  Since: 0.1 */
+ * Ownership: *out (NULL on failure) freed with tfq_reader_options_free().  Thread-safety: any.
+ * Since: 0.1 */
 TFQ_API tfq_code tfq_reader_options_new(tfq_reader_options **out, tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Frees `o`.  NULL does nothing.  Ownership: takes `o`.  Thread-safety: as tfq_reader_options.
+ * Since: 0.1 */
 TFQ_API void tfq_reader_options_free(tfq_reader_options *o);
 
 /* The node name used in messages ("TextLineReader '<name>'").  Copied; NULL restores the
- * default.  @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED.  Since: 0.1 */
+ * default.  @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED (options unchanged).  Ownership: `name`
+ * copied.  Thread-safety: as tfq_reader_options.  Since: 0.1 */
 TFQ_API tfq_code tfq_reader_options_set_name(tfq_reader_options *o, const char *name,
                                              tfq_status *st) TFQ_WARN_UNUSED;
-/* TextLine: lines skipped at the start of every file (>= 0).  Since: 0.1 */
+/* TextLine: lines skipped at the start of every file (>= 0).  Ownership: nothing is taken.
+ * Thread-safety: as tfq_reader_options.  Since: 0.1 */
 TFQ_API void tfq_reader_options_set_skip_header_lines(tfq_reader_options *o, int64_t n);
 /* FixedLength: record, header, footer and hop sizes in decompressed bytes (each >= 0; hop 0
- * means hop = record_bytes).  Since: 0.1 */
+ * means hop = record_bytes).  Ownership: nothing is taken.  Thread-safety: as
+ * tfq_reader_options.  Since: 0.1 */
 TFQ_API void tfq_reader_options_set_record_bytes(tfq_reader_options *o, int64_t n);
 TFQ_API void tfq_reader_options_set_header_bytes(tfq_reader_options *o, int64_t n);
 TFQ_API void tfq_reader_options_set_footer_bytes(tfq_reader_options *o, int64_t n);
 TFQ_API void tfq_reader_options_set_hop_bytes(tfq_reader_options *o, int64_t n);
-/* Every kind except Identity: the file is one compressed stream.  Since: 0.1 */
+/* Every kind except Identity: the file is one compressed stream.  Ownership: nothing is taken.
+ * Thread-safety: as tfq_reader_options.  Since: 0.1 */
 TFQ_API void tfq_reader_options_set_compression(tfq_reader_options *o, tfq_compression c);
-/* Nonzero: truncated files end silently as in TF (see the top of this file).  Since: 0.1 */
+/* Nonzero: truncated files end silently as in TF (see the top of this file).
+ * Ownership: nothing is taken.  Thread-safety: as tfq_reader_options.  Since: 0.1 */
 TFQ_API void tfq_reader_options_set_tf_compat_truncation(tfq_reader_options *o, int on);
-/* TextLine: longest line accepted (>= 1).  Since: 0.1 */
+/* TextLine: longest line accepted (>= 1).  Ownership: nothing is taken.
+ * Thread-safety: as tfq_reader_options.  Since: 0.1 */
 TFQ_API void tfq_reader_options_set_max_line_bytes(tfq_reader_options *o, size_t n);
-/* Size of the read buffer (and of the compressed-input buffer), >= 64.  Since: 0.1 */
+/* Size of the read buffer (and of the compressed-input buffer), >= 64.  Ownership: nothing is
+ * taken.  Thread-safety: as tfq_reader_options.  Since: 0.1 */
 TFQ_API void tfq_reader_options_set_buffer_bytes(tfq_reader_options *o, size_t n);
 
 /* ---- readers ----------------------------------------------------------------------------------
@@ -137,21 +149,25 @@ TFQ_API tfq_code tfq_reader_new(tfq_reader_kind kind, const tfq_reader_options *
                                 tfq_reader **out, tfq_status *st) TFQ_WARN_UNUSED;
 
 /* Closes the current file and frees the reader.  NULL does nothing.
- * REQUIRES: no call on `r` is in progress.  Since: 0.1 */
+ * REQUIRES: no call on `r` is in progress.  Ownership: takes `r`.  Thread-safety: one thread,
+ * after every other call on `r`.  Since: 0.1 */
 TFQ_API void tfq_reader_free(tfq_reader *r);
 
-/* "<Kind> '<name>'", e.g. "TextLineReader 'TextLineReaderV2'".  Borrowed, valid while `r` lives.
- * Since: 0.1 */
+/* "<Kind> '<name>'", e.g. "TextLineReader 'TextLineReaderV2'".  Ownership: borrowed, valid while
+ * `r` lives.  Thread-safety: any.  Since: 0.1 */
 TFQ_API const char *tfq_reader_name(const tfq_reader *r);
 
-/* The kind the reader was made with.  Thread-safety: any.  Since: 0.2 */
+/* The kind the reader was made with.  Ownership: nothing is taken.  Thread-safety: any.
+ * Since: 0.2 */
 TFQ_API tfq_reader_kind tfq_reader_get_kind(const tfq_reader *r);
 
 /* Splits a reader key of TF's form "<file>:<number>" (TextLineReader: the 1-based line number;
  * FixedLengthRecordReader: the record index; TFRecordReader: the byte offset of the record) at
  * its last ':'.  Keys are (pointer, length) bytes and may hold ':' in the file name.
  * @return 1 with *file_len and *number set, or 0 when `key` does not end in ":<digits>"
- *         (WholeFileReader and IdentityReader keys).  Thread-safety: any.  Since: 0.2 */
+ *         (WholeFileReader and IdentityReader keys).
+ * Ownership: `key` borrowed for the call; *file_len and *number written.  Thread-safety: any.
+ * Since: 0.2 */
 TFQ_API int tfq_reader_key_split(const char *key, size_t len, size_t *file_len, int64_t *number);
 
 /* Reads the next record, taking work units from `work` as needed (empty files are skipped).
@@ -199,13 +215,16 @@ TFQ_API tfq_code tfq_reader_read_up_to(tfq_reader *r, tfq_queue *work, int64_t n
                                        tfq_tensor **values, tfq_cancel *cancel,
                                        tfq_status *st) TFQ_WARN_UNUSED;
 
-/* Records produced since creation / the last reset or restore.  Since: 0.1 */
+/* Records produced since creation / the last reset or restore.  Ownership: nothing is taken.
+ * Thread-safety: any (serialised; a snapshot).  Since: 0.1 */
 TFQ_API int64_t tfq_reader_num_records_produced(tfq_reader *r);
-/* Work units finished (a file counts when the reader notices its end).  Since: 0.1 */
+/* Work units finished (a file counts when the reader notices its end).  Ownership: nothing is
+ * taken.  Thread-safety: any (serialised; a snapshot).  Since: 0.1 */
 TFQ_API int64_t tfq_reader_num_work_units_completed(tfq_reader *r);
 
 /* Abandons the current work unit (its remaining records are lost, the queue is untouched),
- * zeroes the counters and forgets a kept error.  @return TFQ_OK.  Since: 0.1 */
+ * zeroes the counters and forgets a kept error.  @return TFQ_OK.  Ownership: nothing is taken.
+ * Thread-safety: any (serialised).  Since: 0.1 */
 TFQ_API tfq_code tfq_reader_reset(tfq_reader *r, tfq_status *st) TFQ_WARN_UNUSED;
 
 /* Serialises the counters and current work unit as TF's ReaderBaseState protobuf (proto3).
@@ -214,7 +233,8 @@ TFQ_API tfq_code tfq_reader_reset(tfq_reader *r, tfq_status *st) TFQ_WARN_UNUSED
  *                              untouched reader gives 0 bytes.
  *         TFQ_UNIMPLEMENTED    "Reader SerializeState" for the other kinds.
  *         TFQ_RESOURCE_EXHAUSTED
- * Thread-safety: any (serialised).  Since: 0.1 */
+ * Ownership: *state is the caller's, freed with tfq_free().  Thread-safety: any (serialised).
+ * Since: 0.1 */
 TFQ_API tfq_code tfq_reader_serialize_state(tfq_reader *r, char **state, size_t *len,
                                             tfq_status *st) TFQ_WARN_UNUSED;
 
@@ -241,27 +261,36 @@ typedef struct tfq_tfrecord_writer tfq_tfrecord_writer;
 /* Creates (truncates) `path`.
  * @return TFQ_OK, TFQ_NOT_FOUND / TFQ_PERMISSION_DENIED / TFQ_UNKNOWN ("<path>; <reason>"),
  *         TFQ_RESOURCE_EXHAUSTED.
- * Ownership: *out freed with tfq_tfrecord_writer_free().  Since: 0.1 */
+ * Ownership: `path` borrowed for the call; *out (NULL on failure) freed with
+ * tfq_tfrecord_writer_free().  Thread-safety: any.  Since: 0.1 */
 TFQ_API tfq_code tfq_tfrecord_writer_new(const char *path, tfq_compression c,
                                          tfq_tfrecord_writer **out, tfq_status *st) TFQ_WARN_UNUSED;
 /* Appends one record of `len` bytes.  @return TFQ_OK, TFQ_FAILED_PRECONDITION (closed), I/O
  * codes, TFQ_RESOURCE_EXHAUSTED (out of memory; a full disk, a quota or RLIMIT_FSIZE: "<path>;
  * No space left on device" / "<path>; File too large" — TF gives EFBIG OUT_OF_RANGE, which a
  * QueueRunner would take for the end of input).  Writes are buffered: flush and close report
- * the same errors.  Ownership: `data` borrowed.  Since: 0.1 */
+ * the same errors.  Ownership: `data` borrowed for the call (copied or written).
+ * Thread-safety: as tfq_tfrecord_writer.  Since: 0.1 */
 TFQ_API tfq_code tfq_tfrecord_writer_write(tfq_tfrecord_writer *w, const void *data, size_t len,
                                            tfq_status *st) TFQ_WARN_UNUSED;
-/* Pushes buffered bytes to the file (a compressed stream gets a Z_SYNC_FLUSH).  Since: 0.1 */
+/* Pushes buffered bytes to the file (a compressed stream gets a Z_SYNC_FLUSH).
+ * @return as tfq_tfrecord_writer_write().  Ownership: nothing is taken.
+ * Thread-safety: as tfq_tfrecord_writer.  Since: 0.1 */
 TFQ_API tfq_code tfq_tfrecord_writer_flush(tfq_tfrecord_writer *w, tfq_status *st) TFQ_WARN_UNUSED;
-/* Finishes the stream and closes the file; later writes fail.  Idempotent.  Since: 0.1 */
+/* Finishes the stream and closes the file; later writes fail.  Idempotent.
+ * @return as tfq_tfrecord_writer_write().  Ownership: nothing is taken.
+ * Thread-safety: as tfq_tfrecord_writer.  Since: 0.1 */
 TFQ_API tfq_code tfq_tfrecord_writer_close(tfq_tfrecord_writer *w, tfq_status *st) TFQ_WARN_UNUSED;
-/* Closes (ignoring errors) and frees.  NULL does nothing.  Since: 0.1 */
+/* Closes (ignoring errors) and frees.  NULL does nothing.  Ownership: takes `w`.
+ * Thread-safety: one thread, after every other call on `w`.  Since: 0.1 */
 TFQ_API void tfq_tfrecord_writer_free(tfq_tfrecord_writer *w);
 
 /* CRC32C (Castagnoli) of data[0..n) continuing from `crc` (0 to start); uses the SSE4.2 crc32
- * instruction when the CPU has it.  Thread-safety: any.  Since: 0.1 */
+ * instruction when the CPU has it.  Ownership: `data` borrowed for the call.  Thread-safety: any.
+ * Since: 0.1 */
 TFQ_API uint32_t tfq_crc32c_extend(uint32_t crc, const void *data, size_t n);
-/* TFRecord's masking: rotate right by 15, add 0xA282EAD8; and its inverse.  Since: 0.1 */
+/* TFRecord's masking: rotate right by 15, add 0xA282EAD8; and its inverse.
+ * Thread-safety: any.  Since: 0.1 */
 TFQ_API uint32_t tfq_crc32c_mask(uint32_t crc);
 TFQ_API uint32_t tfq_crc32c_unmask(uint32_t masked);
 

@@ -44,28 +44,32 @@ typedef struct tfq_status tfq_status;
  * Thread-safety: any thread.  Since: 0.1 */
 TFQ_API tfq_status *tfq_status_new(void);
 
-/* Frees `st`; NULL does nothing.  Ownership: takes `st`.  Since: 0.1 */
+/* Frees `st`; NULL does nothing.  Ownership: takes `st`.  Thread-safety: as tfq_status.
+ * Since: 0.1 */
 TFQ_API void tfq_status_free(tfq_status *st);
 
-/* The code held by `st` (TFQ_OK for NULL).  Thread-safety: not concurrently with a call that
- * writes `st`.  Since: 0.1 */
+/* The code held by `st` (TFQ_OK for NULL).  Ownership: nothing is taken.  Thread-safety: not
+ * concurrently with a call that writes `st`.  Since: 0.1 */
 TFQ_API tfq_code tfq_status_code(const tfq_status *st);
 
 /* The message held by `st`: "" when the code is TFQ_OK or `st` is NULL; never NULL.
  * Messages longer than 1023 bytes are truncated.
- * Ownership: borrowed; valid until `st` is next written or freed.  Since: 0.1 */
+ * Ownership: borrowed; valid until `st` is next written or freed.  Thread-safety: as
+ * tfq_status_code().  Since: 0.1 */
 TFQ_API const char *tfq_status_message(const tfq_status *st);
 
 /* Stores `code` and a printf-style message in `st` (no-op for NULL) and returns `code`, so that
  * callbacks and user step functions can write `return tfq_status_set(st, TFQ_..., "...")`.
- * TFQ_OK clears the message.  Thread-safety: as tfq_status.  Since: 0.1 */
+ * TFQ_OK clears the message.  Ownership: `fmt` and the arguments borrowed for the call; the
+ * message is copied (truncated to 1023 bytes).  Thread-safety: as tfq_status.  Since: 0.1 */
 TFQ_API tfq_code tfq_status_set(tfq_status *st, tfq_code code, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
 
-/* Resets `st` to TFQ_OK with an empty message and no location (no-op for NULL).  Since: 0.1 */
+/* Resets `st` to TFQ_OK with an empty message and no location (no-op for NULL).
+ * Ownership: nothing is taken.  Thread-safety: as tfq_status.  Since: 0.1 */
 TFQ_API void tfq_status_clear(tfq_status *st);
 
 /* ---- where an error happened, as data ---------------------------------------------------------
@@ -92,7 +96,8 @@ TFQ_API int64_t tfq_status_record(const tfq_status *st);
 TFQ_API const char *tfq_status_reason(const tfq_status *st);
 /* Sets the file (`file_len` bytes, NULL: unchanged), offset and line (negative: unchanged), for
  * user step functions that want to report a location the same way.  The message is not
- * changed.  Call after tfq_status_set() (which clears the location).  No-op for NULL `st`. */
+ * changed.  Call after tfq_status_set() (which clears the location).  No-op for NULL `st`.
+ * Ownership: `file` copied (truncated to 1023 bytes). */
 TFQ_API void tfq_status_set_location(tfq_status *st, const char *file, size_t file_len,
                                      int64_t offset, int64_t line);
 
@@ -101,7 +106,8 @@ TFQ_API void tfq_status_set_location(tfq_status *st, const char *file, size_t fi
  */
 TFQ_API const char *tfq_code_name(tfq_code code);
 
-/* A short English description of `code` ("out of range", ...).  Static, never NULL.  Since: 0.1 */
+/* A short English description of `code` ("out of range", ...).  Ownership: static, never NULL.
+ * Thread-safety: any.  Since: 0.1 */
 TFQ_API const char *tfq_strerror(tfq_code code);
 
 TFQ_EXTERN_C_END

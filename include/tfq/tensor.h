@@ -47,10 +47,10 @@ typedef enum tfq_dtype {
 TFQ_API const char *tfq_dtype_name(tfq_dtype dt);
 
 /* Bytes per element (4 for TFQ_FLOAT, 1 for TFQ_BOOL); 0 for TFQ_STRING and invalid values.
- * Since: 0.1 */
+ * Thread-safety: any.  Since: 0.1 */
 TFQ_API size_t tfq_dtype_size(tfq_dtype dt);
 
-/* Nonzero when `dt` is one of the enumerators above.  Since: 0.1 */
+/* Nonzero when `dt` is one of the enumerators above, else 0.  Thread-safety: any.  Since: 0.1 */
 TFQ_API int tfq_dtype_valid(tfq_dtype dt);
 
 /* ---- tensors ---------------------------------------------------------------------------- */
@@ -82,17 +82,20 @@ TFQ_API tfq_code tfq_tensor_wrap(tfq_dtype dtype, const int64_t *dims, int rank,
                                  size_t len, void (*deallocator)(void *data, size_t len, void *arg),
                                  void *arg, tfq_tensor **out, tfq_status *st) TFQ_WARN_UNUSED;
 
-/* Adds a reference and returns `t`.  Thread-safety: any, concurrently.  Since: 0.1 */
+/* Adds a reference and returns `t`.  Ownership: the caller owns the new reference, released
+ * with tfq_tensor_free().  Thread-safety: any, concurrently.  Since: 0.1 */
 TFQ_API tfq_tensor *tfq_tensor_ref(tfq_tensor *t);
 
 /* Drops one reference; the last one frees the tensor.  NULL does nothing.
- * Thread-safety: any, concurrently.  Since: 0.1 */
+ * Ownership: takes one reference.  Thread-safety: any, concurrently.  Since: 0.1 */
 TFQ_API void tfq_tensor_free(tfq_tensor *t);
 
-/* Current reference count (a snapshot).  Since: 0.1 */
+/* Current reference count (a snapshot).  Ownership: nothing is taken.
+ * Thread-safety: any, concurrently.  Since: 0.1 */
 TFQ_API int64_t tfq_tensor_refcount(const tfq_tensor *t);
 
-/* Accessors.  REQUIRES: t != NULL, 0 <= i < rank.  Thread-safety: any.  Since: 0.1 */
+/* Accessors.  REQUIRES: t != NULL, 0 <= i < rank.  Ownership: nothing is taken (tfq_tensor_dims:
+ * see below).  Thread-safety: any.  Since: 0.1 */
 TFQ_API tfq_dtype tfq_tensor_dtype(const tfq_tensor *t);
 TFQ_API int tfq_tensor_rank(const tfq_tensor *t);
 TFQ_API int64_t tfq_tensor_dim(const tfq_tensor *t, int i);
@@ -105,13 +108,14 @@ TFQ_API size_t tfq_tensor_byte_size(const tfq_tensor *t);
 
 /* The numeric buffer (64-byte aligned unless wrapped), row-major; NULL for string tensors.
  * Ownership: borrowed, valid while `t` lives.  Write only while you hold the only reference.
- * Since: 0.1 */
+ * Thread-safety: any for reading (see tfq_tensor).  Since: 0.1 */
 TFQ_API void *tfq_tensor_data(tfq_tensor *t);
 TFQ_API const void *tfq_tensor_cdata(const tfq_tensor *t);
 
 /* String element `i` (flat row-major index): returns its bytes (not NUL-terminated; may contain
  * NUL) and stores its length in *len.  REQUIRES: string dtype, 0 <= i < num_elements.
- * Ownership: borrowed, valid while `t` lives and element i is not set again.  Since: 0.1 */
+ * Ownership: borrowed, valid while `t` lives and element i is not set again.
+ * Thread-safety: any for reading (see tfq_tensor).  Since: 0.1 */
 TFQ_API const char *tfq_tensor_string(const tfq_tensor *t, int64_t i, size_t *len);
 
 /* Copies `len` bytes into string element `i`.
@@ -122,10 +126,6 @@ TFQ_API const char *tfq_tensor_string(const tfq_tensor *t, int64_t i, size_t *le
 TFQ_API tfq_code tfq_tensor_set_string(tfq_tensor *t, int64_t i, const char *bytes, size_t len,
                                        tfq_status *st) TFQ_WARN_UNUSED;
 
-/* Writes TensorFlow's text for the tensor's shape, e.g. "[3,4]" or "[]", into buf (always
- * NUL-terminated when cap > 0); returns the length it needed, like snprintf.  Since: 0.1 */
-TFQ_API size_t tfq_shape_format(const int64_t *dims, int rank, char *buf, size_t cap);
-
 /* ---- tuples ------------------------------------------------------------------------------ */
 
 /* An ordered list of `n` component tensors (an element, or a batch).  Opaque.
@@ -133,23 +133,25 @@ TFQ_API size_t tfq_shape_format(const int64_t *dims, int rank, char *buf, size_t
 typedef struct tfq_tuple tfq_tuple;
 
 /* Creates a tuple with `n` empty (NULL) slots, n >= 1.
- * @return TFQ_OK, TFQ_INVALID_ARGUMENT (n == 0), TFQ_RESOURCE_EXHAUSTED.
- * Ownership: *out freed with tfq_tuple_free().  Since: 0.1 */
+ * @return TFQ_OK, TFQ_INVALID_ARGUMENT (n == 0), TFQ_RESOURCE_EXHAUSTED (*out NULL on failure).
+ * Ownership: *out freed with tfq_tuple_free().  Thread-safety: any.  Since: 0.1 */
 TFQ_API tfq_code tfq_tuple_new(size_t n, tfq_tuple **out, tfq_status *st) TFQ_WARN_UNUSED;
 
-/* Frees the tuple and drops one reference of each component.  NULL does nothing.  Since: 0.1 */
+/* Frees the tuple and drops one reference of each component.  NULL does nothing.
+ * Ownership: takes `t`.  Thread-safety: one thread, after every other use of `t`.  Since: 0.1 */
 TFQ_API void tfq_tuple_free(tfq_tuple *t);
 
-/* Number of components.  Since: 0.1 */
+/* Number of components.  Ownership: nothing is taken.  Thread-safety: as tfq_tuple.
+ * Since: 0.1 */
 TFQ_API size_t tfq_tuple_size(const tfq_tuple *t);
 
 /* Stores `tensor` in slot i, dropping whatever was there.
  * Ownership: takes the caller's reference to `tensor` (the "_take" rule).  REQUIRES: i < size.
- * Since: 0.1 */
+ * Thread-safety: one thread at a time (filling the tuple).  Since: 0.1 */
 TFQ_API void tfq_tuple_set_take(tfq_tuple *t, size_t i, tfq_tensor *tensor);
 
 /* Component i, or NULL if unset.  Ownership: borrowed, valid while the tuple holds it.
- * REQUIRES: i < size.  Since: 0.1 */
+ * REQUIRES: i < size.  Thread-safety: as tfq_tuple (any thread for read-only use).  Since: 0.1 */
 TFQ_API tfq_tensor *tfq_tuple_get(const tfq_tuple *t, size_t i);
 
 /* ---- component specs ----------------------------------------------------------------------- */
@@ -158,11 +160,12 @@ TFQ_API tfq_tensor *tfq_tuple_get(const tfq_tuple *t, size_t i);
  * Thread-safety: one thread at a time while being built; read-only use from any thread. */
 typedef struct tfq_spec tfq_spec;
 
-/* Creates an empty spec.  @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED.
- * Ownership: freed with tfq_spec_free().  Since: 0.1 */
+/* Creates an empty spec.  @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED (*out NULL).
+ * Ownership: *out freed with tfq_spec_free().  Thread-safety: any.  Since: 0.1 */
 TFQ_API tfq_code tfq_spec_new(tfq_spec **out, tfq_status *st) TFQ_WARN_UNUSED;
 
-/* Frees the spec.  NULL does nothing.  Since: 0.1 */
+/* Frees the spec.  NULL does nothing.  Ownership: takes `s`.  Thread-safety: one thread, after
+ * every other use of `s`.  Since: 0.1 */
 TFQ_API void tfq_spec_free(tfq_spec *s);
 
 /* Appends a component.  rank == TFQ_UNKNOWN_RANK means no shape is declared for it (TF's
@@ -171,11 +174,14 @@ TFQ_API void tfq_spec_free(tfq_spec *s);
  * queue kind accepts unknown dims or unspecified shapes is checked when the queue is created.
  * @return TFQ_OK, TFQ_INVALID_ARGUMENT (bad dtype, rank > TFQ_MAX_RANK, dim < -1, duplicate
  *         name), TFQ_RESOURCE_EXHAUSTED.
- * Ownership: `dims` and `name` copied.  Since: 0.1 */
+ * Ownership: `dims` and `name` copied.  Thread-safety: as tfq_spec (one thread while building).
+ * Since: 0.1 */
 TFQ_API tfq_code tfq_spec_add(tfq_spec *s, tfq_dtype dtype, const int64_t *dims, int rank,
                               const char *name, tfq_status *st) TFQ_WARN_UNUSED;
 
-/* Accessors.  REQUIRES: i < tfq_spec_size(s).  Since: 0.1 */
+/* Accessors.  REQUIRES: i < tfq_spec_size(s).  Ownership: nothing is taken; the pointers they
+ * return are borrowed, valid while `s` lives and is not changed.  Thread-safety: as tfq_spec
+ * (any thread for read-only use).  Since: 0.1 */
 TFQ_API size_t tfq_spec_size(const tfq_spec *s);
 TFQ_API tfq_dtype tfq_spec_dtype(const tfq_spec *s, size_t i);
 /* TFQ_UNKNOWN_RANK when no shape was declared. */
@@ -184,11 +190,6 @@ TFQ_API int tfq_spec_rank(const tfq_spec *s, size_t i);
 TFQ_API const int64_t *tfq_spec_dims(const tfq_spec *s, size_t i);
 /* Borrowed name, or NULL. */
 TFQ_API const char *tfq_spec_name(const tfq_spec *s, size_t i);
-
-/* Builds a spec from the dtypes and shapes of an existing tuple (convenience for tests and
- * tools).  Ownership: *out new, `t` borrowed.  Since: 0.1 */
-TFQ_API tfq_code tfq_spec_from_tuple(const tfq_tuple *t, tfq_spec **out,
-                                     tfq_status *st) TFQ_WARN_UNUSED;
 
 TFQ_EXTERN_C_END
 

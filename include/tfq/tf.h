@@ -14,8 +14,11 @@
  *    and a list of named placeholders.
  *  - Feed mode B (tfq_tf_queue, tfq_tf_feeder): a TensorFlow queue, found or created by shared
  *    name on a device of a cluster ("/job:ps/task:0" over "grpc://host:port"), fed with
- *    QueueEnqueueManyV2 and closed at end of data; a QueueRunner step that moves batches from a
- *    tfq queue into it, so a whole tfq pipeline feeds TensorFlow workers.
+ *    QueueEnqueueManyV2 (one element per row) or QueueEnqueueV2 (one element per batch, 0.2),
+ *    and closed at end of data; a QueueRunner step that moves batches from a tfq queue into it,
+ *    so a whole tfq pipeline feeds TensorFlow workers.
+ *  - Distributed feeding (0.2): the cluster description (TF_CONFIG, or "job=h:p,...;...") and the
+ *    done set shared by several feeder units (distributed-feeding.md 1.3, 4.4).
  *
  * Codes: TensorFlow errors keep their code (the numbering is shared) and message.
  * Since: 0.1 */
@@ -25,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <tensorflow/c/c_api.h>
+#include <tfq/alloc.h>
 #include <tfq/coord.h>
 #include <tfq/export.h>
 #include <tfq/queue.h>
@@ -204,18 +208,53 @@ TFQ_API void tfq_tf_queue_options_set_capacity(tfq_tf_queue_options *o, int64_t 
 /* RandomShuffle only.  Since: 0.1 */
 TFQ_API void tfq_tf_queue_options_set_min_after_dequeue(tfq_tf_queue_options *o, int64_t m);
 TFQ_API void tfq_tf_queue_options_set_seeds(tfq_tf_queue_options *o, int64_t seed, int64_t seed2);
-/* ConfigProto.operation_timeout_in_ms (session creation and every run; 0: none).  Since: 0.1 */
+/* The time limit of session creation and of every run of the handle: enqueue (both element
+ * modes), close, size.  Sent twice, as ConfigProto.operation_timeout_in_ms and as
+ * RunOptions.timeout_in_ms of each TF_SessionRun, so it holds on direct and grpc:// sessions
+ * alike: an enqueue blocked on a full queue, or on a cluster that stopped answering, returns
+ * DEADLINE_EXCEEDED after about `ms`.  0 (the default) or negative: no limit, a run on a dead
+ * cluster may block forever.  Since: 0.1 (every run: 0.2) */
 TFQ_API void tfq_tf_queue_options_set_timeout_ms(tfq_tf_queue_options *o, int64_t ms);
 
+/* What one element of the TF queue is (distributed-feeding.md 4.2). */
+typedef enum tfq_tf_element {
+  /* One element per row (the default, 0.1's behaviour): the queue op gets the spec's shapes
+   * (all or none), tfq_tf_queue_enqueue_many() splits a batch into rows (QueueEnqueueManyV2),
+   * workers use dequeue_many.  Capacity counts rows. */
+  TFQ_TF_ELEMENT_ROWS = 0,
+  /* One element per batch: the queue op has the component dtypes and NO shapes (workers create
+   * it with tf.queue.FIFOQueue(C, dtypes, shared_name=...) without `shapes`), capacity counts
+   * batches, and tfq_tf_queue_enqueue_batch() puts a whole batch tuple in as one element
+   * (QueueEnqueueV2: all or nothing, also on a timeout).  Workers dequeue() one batch per step.
+   * The spec's shapes, if any, are the ROW shapes, as in rows mode (partial shapes allowed); a
+   * batched component then has shape [b] + row shape.  Every batched component must have rank
+   * >= 1 and the same dim 0 (b, the rows of the element); the bridge checks it (TF does not). */
+  TFQ_TF_ELEMENT_BATCH = 1
+} tfq_tf_element;
+
+/* Element mode, TFQ_TF_ELEMENT_ROWS by default.  Another value makes open fail with
+ * INVALID_ARGUMENT.  Since: 0.2 */
+TFQ_API void tfq_tf_queue_options_set_element(tfq_tf_queue_options *o, tfq_tf_element e);
+
+/* Batch mode only: bit i set makes component i "unbatched", carried once per element as given
+ * (any shape, typically a scalar such as 4.2's int32 [] ack slot) and left out of the dim-0
+ * check and of the row shapes check.  At least one component must stay batched.  Default 0.
+ * Open refuses a nonzero mask in rows mode (INVALID_ARGUMENT), and tfq_tf_feeder_new() refuses a
+ * queue with one (a feeder makes batched components only).  Since: 0.2 */
+TFQ_API void tfq_tf_queue_options_set_unbatched(tfq_tf_queue_options *o, uint64_t mask);
+
 /* A client of one TensorFlow queue: a graph (queue op, one placeholder per component,
- * QueueEnqueueManyV2, QueueCloseV2 twice, QueueSizeV2) and a session on the target.
+ * QueueEnqueueManyV2 in rows mode or QueueEnqueueV2 in batch mode, QueueCloseV2 twice,
+ * QueueSizeV2) and a session on the target.
  * Thread-safety: any thread, concurrently (TF sessions are); free from one thread. */
 typedef struct tfq_tf_queue tfq_tf_queue;
 
 /* Opens the queue named by the options' shared name on their device, creating it there if
- * nobody has: components `spec` (every shape fully defined, or none), the options' capacity,
- * kind and seeds.  The session is created at once (over grpc:// this contacts the master).
- * @return TFQ_OK; TFQ_INVALID_ARGUMENT (unsupported kind, partial shapes, a mismatch with an
+ * nobody has: components `spec` (rows mode: every shape fully defined, or none; batch mode: see
+ * TFQ_TF_ELEMENT_BATCH), the options' capacity, kind, seeds and element mode.  The session is
+ * created at once (over grpc:// this contacts the master).
+ * @return TFQ_OK; TFQ_INVALID_ARGUMENT (unsupported kind, partial shapes in rows mode, a bad
+ *         element mode or unbatched mask, batch mode with PADDING_FIFO, a mismatch with an
  *         existing queue of that name: TF's "Shared queue 'q' has capacity ..." comes from the
  *         first enqueue, close or size, when the queue op runs); TensorFlow's codes
  *         (UNAVAILABLE: no server at the target; DEADLINE_EXCEEDED); TFQ_RESOURCE_EXHAUSTED.
@@ -228,8 +267,10 @@ TFQ_API tfq_code tfq_tf_queue_open(const tfq_spec *spec, const tfq_tf_queue_opti
  * on `q` in progress.  NULL: no-op.  Since: 0.1 */
 TFQ_API void tfq_tf_queue_free(tfq_tf_queue *q);
 
-/* Enqueues the rows of `batch` (dim 0 of every component; B == 0: OK at once) with one
- * QueueEnqueueManyV2 run.  Numeric components travel without a copy on the tfq side.
+/* Rows mode: enqueues the rows of `batch` (dim 0 of every component; B == 0: OK at once) with
+ * one QueueEnqueueManyV2 run.  Numeric components travel without a copy on the tfq side.
+ * On a queue opened in batch mode: TFQ_FAILED_PRECONDITION (use tfq_tf_queue_enqueue_batch).
+ * A timed-out EnqueueMany may have inserted part of the rows (TF's kernel inserts row by row).
  * Blocks while the TF queue is full.  Wakes when: the rows are in (OK); the queue is closed
  * (CANCELLED "FIFOQueue '<name>' is closed."); a cancelling close
  * (CANCELLED "Enqueue operation was cancelled"); the options' timeout (DEADLINE_EXCEEDED).
@@ -238,6 +279,29 @@ TFQ_API void tfq_tf_queue_free(tfq_tf_queue *q);
  * Ownership: `batch` borrowed.  Thread-safety: any, concurrently.  Since: 0.1 */
 TFQ_API tfq_code tfq_tf_queue_enqueue_many(tfq_tf_queue *q, const tfq_tuple *batch,
                                            tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Enqueues `batch` the way the queue's element mode says; the call of choice for code that
+ * serves both modes (tfq_tf_feeder_step uses it).
+ * Batch mode: one QueueEnqueueV2 run putting the whole tuple in as ONE element.  Checked first,
+ *   INVALID_ARGUMENT with a one-line message naming the component: component count, a NULL
+ *   component, a batched component of rank 0, batched components whose dim 0 differ
+ *   ("Batch element for 'q': component 2 ('s') has 5 rows, component 0 ('id') has 6"), a
+ *   batched component whose trailing dims differ from the spec's row shape, a dtype different
+ *   from the spec's.  A batch of zero rows (dim 0 of the batched components) is not sent:
+ *   TFQ_OK at once, nothing enqueued.  All or nothing: after an
+ *   error or timeout the element is either wholly in the queue or not at all.
+ * Rows mode: exactly tfq_tf_queue_enqueue_many().
+ * Blocks while the TF queue is full; wakes as tfq_tf_queue_enqueue_many() (OK, CANCELLED closed
+ * or cancelled, DEADLINE_EXCEEDED after the options' timeout_ms).
+ * @return those, UNAVAILABLE, TFQ_RESOURCE_EXHAUSTED.
+ * Ownership: `batch` borrowed (numeric components lent zero-copy until TF is done with them).
+ * Thread-safety: any, concurrently (order between concurrent calls is unspecified; keep one
+ * enqueuing thread per queue for a defined element order).  Since: 0.2 */
+TFQ_API tfq_code tfq_tf_queue_enqueue_batch(tfq_tf_queue *q, const tfq_tuple *batch,
+                                            tfq_status *st) TFQ_WARN_UNUSED;
+
+/* The element mode the queue was opened with.  Since: 0.2 */
+TFQ_API tfq_tf_element tfq_tf_queue_element(const tfq_tf_queue *q);
 
 /* Closes the TF queue (QueueCloseV2).  cancel_pending_enqueues == 0: waits behind pending
  * enqueues, consumers drain what is queued then get OUT_OF_RANGE; != 0: fails pending enqueues
@@ -270,10 +334,13 @@ TFQ_API tfq_code tfq_tf_queue_close_on_stop(tfq_tf_queue *q, tfq_coord *coord,
 typedef struct tfq_tf_feeder tfq_tf_feeder;
 
 /* A feeder moving batches of up to `batch_size` rows from `src` (dequeue_up_to) into `dst`
- * (enqueue_many).  `nthreads` is the number of runner threads that will run its step: when that
- * many steps have seen `src` closed and empty, the last one closes `dst` (plain close) before
- * returning OUT_OF_RANGE, so TF consumers drain and stop; pass 0 to never close `dst`.
- * @return TFQ_OK, TFQ_INVALID_ARGUMENT (batch_size < 1, nthreads < 0), TFQ_RESOURCE_EXHAUSTED.
+ * (tfq_tf_queue_enqueue_batch: rows or one batch element, per `dst`'s element mode; in batch
+ * mode the last element of a source may be short, and an empty one is never sent).  `nthreads` is
+ * the number of runner threads that will run its step: when that many steps have seen `src` closed
+ * and empty, the last one closes `dst` (plain close) before returning OUT_OF_RANGE, so TF consumers
+ * drain and stop; pass 0 to never close `dst`.
+ * @return TFQ_OK, TFQ_INVALID_ARGUMENT (batch_size < 1, nthreads < 0, `dst` has unbatched
+ *         components), TFQ_RESOURCE_EXHAUSTED.
  * Ownership: a reference to `src` is taken; `dst` borrowed until the feeder is freed; *out freed
  * with tfq_tf_feeder_free().  Since: 0.1 */
 TFQ_API tfq_code tfq_tf_feeder_new(tfq_queue *src, int64_t batch_size, tfq_tf_queue *dst,
@@ -282,7 +349,7 @@ TFQ_API tfq_code tfq_tf_feeder_new(tfq_queue *src, int64_t batch_size, tfq_tf_qu
 TFQ_API void tfq_tf_feeder_free(tfq_tf_feeder *f);
 
 /* A tfq_step_fn (ctx = the feeder): one dequeue_up_to on the source (waiting with `cancel`),
- * one enqueue_many into the TF queue.
+ * one tfq_tf_queue_enqueue_batch into the TF queue.
  * @return TFQ_OK (call again); TFQ_OUT_OF_RANGE when the source is closed and empty (the last
  *         such thread closes the TF queue first, and returns the close's error if it fails);
  *         TFQ_CANCELLED (stop); TensorFlow's errors (reported to the coordinator by the runner).
@@ -292,6 +359,181 @@ TFQ_API tfq_code tfq_tf_feeder_step(void *ctx, tfq_cancel *cancel, tfq_status *s
 /* Rows and batches the feeder pushed so far.  Since: 0.1 */
 TFQ_API int64_t tfq_tf_feeder_rows(const tfq_tf_feeder *f);
 TFQ_API int64_t tfq_tf_feeder_batches(const tfq_tf_feeder *f);
+
+/* ---- cluster description: TF_CONFIG and "job=h:p,...;job2=..." ------------------------------
+ */
+
+/* A TensorFlow cluster (job name -> tasks, task index -> "host:port"), the task this process is
+ * (optional), and TF_CONFIG's session_master.  Immutable once made except through
+ * tfq_tf_cluster_set_task().  Thread-safety: concurrent readers are fine; set_task and free need
+ * exclusive access.  Strings returned by the accessors are borrowed and live as long as the
+ * cluster (set_task invalidates only what tfq_tf_cluster_task() returned). */
+typedef struct tfq_tf_cluster tfq_tf_cluster;
+
+/* Parses TF_CONFIG (distributed-feeding.md 1.1): `json`, or getenv("TF_CONFIG") when NULL.  An
+ * unset, empty or blank TF_CONFIG gives an empty cluster with no task.
+ * Read: "cluster" (object: job name -> list of "host:port", index = position, or sparse object
+ *   {"<index>": "host:port"} with decimal string keys), "task" ({"type": string, "index": int or
+ *   numeric string such as "1"; a missing index is 0; an index without a type is ignored),
+ *   "rpc_layer" (only "grpc"), "session_master" (string).  Every other key, at every level, is
+ *   skipped (e.g. "environment").  A JSON null value counts as absent.  Of duplicate keys the last
+ *   one counts (Python's json), except within "cluster", where a repeated job is an error.
+ *   Job names must be TF job names, [A-Za-z][A-Za-z0-9_]*; addresses non-empty strings without
+ *   whitespace, ',', ';' or '=' (so the spec string can hold them).  Jobs keep their order of
+ *   appearance; the tasks of a job are ordered by index.
+ *   The parser is a strict RFC 8259 parser of its own (strings with all escapes, \u surrogate
+ *   pairs to UTF-8, numbers, objects, arrays, true/false/null; nesting depth at most 64), fuzzed
+ *   by tests/fuzz/fuzz_tf_config.c.
+ * @return TFQ_OK;
+ *         TFQ_INVALID_ARGUMENT with a one-line message starting "TF_CONFIG: " and naming the key
+ *           or the cause (input echoed with control characters shown as '?'):
+ *           - malformed JSON, with the byte offset: "TF_CONFIG: malformed JSON at byte 11:
+ *             expected ':'" (also a lone surrogate, \u0000, a raw control character in a string,
+ *             trailing characters, nesting deeper than 64);
+ *           - the top level, "cluster" or "task" not an object;
+ *           - a job value neither list nor object: "TF_CONFIG: cluster.worker: a job must be a
+ *             list or an object, not a string";
+ *           - a bad job name, an address that is not a valid string ("cluster.worker[1]: ..."),
+ *             a job given twice, a task index given twice ("1" and "01");
+ *           - a non-integer index: a sparse key ("cluster.worker: task index 'x' is not an
+ *             integer") or task.index (1.5, "one", true: "task.index 1.5 is not an integer");
+ *           - an index out of range: a negative or >= 2^31 sparse key or task.index; a task that
+ *             is not in the cluster ("task index 1 out of range: job 'worker' has no task 1");
+ *             a task type that is no job of a non-empty cluster, except "evaluator";
+ *           - two chiefs: "TF_CONFIG: cluster.chief: 2 chiefs, at most one is allowed";
+ *           - rpc_layer other than "grpc"; session_master or task.type not a string.
+ *         TFQ_RESOURCE_EXHAUSTED.
+ * Ownership: `json` borrowed for the call; *out (NULL on failure) freed with
+ * tfq_tf_cluster_free().  Thread-safety: any (getenv: not concurrently with setenv).
+ * Since: 0.2 */
+TFQ_API tfq_code tfq_tf_cluster_from_tf_config(const char *json, tfq_tf_cluster **out,
+                                               tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Parses the tfq_tf_server_new() form, "ps=h:p;worker=h:p,h:p" (task i of a job is its i-th
+ * address; a trailing ';' is allowed; "" is the empty cluster), into the same object, with no
+ * task and no session master.  So a `--cluster` flag and TF_CONFIG give the same thing.
+ * @return TFQ_OK; TFQ_INVALID_ARGUMENT ("Cluster spec: ..." naming the job and the cause: a
+ *         job without '=', a bad job name, a job given twice, an empty address or one holding
+ *         whitespace, a trailing ','), TFQ_RESOURCE_EXHAUSTED.
+ * Ownership: as tfq_tf_cluster_from_tf_config().  Since: 0.2 */
+TFQ_API tfq_code tfq_tf_cluster_from_spec_string(const char *spec, tfq_tf_cluster **out,
+                                                 tfq_status *st) TFQ_WARN_UNUSED;
+
+/* NULL: no-op.  Since: 0.2 */
+TFQ_API void tfq_tf_cluster_free(tfq_tf_cluster *c);
+
+/* The "job=h:p,h:p;job2=h:p" string tfq_tf_server_new() takes (jobs in order, no trailing ';';
+ * "" for an empty cluster).
+ * @return TFQ_OK (*out borrowed, valid while `c` lives); TFQ_INVALID_ARGUMENT for a sparse job
+ *         with holes, which that form cannot express ("Job 'worker' has no task 0: a sparse job
+ *         with holes has no spec string").
+ * Since: 0.2 */
+TFQ_API tfq_code tfq_tf_cluster_spec_string(const tfq_tf_cluster *c, const char **out,
+                                            tfq_status *st) TFQ_WARN_UNUSED;
+
+/* This process's task: *type (NULL when TF_CONFIG has no task, or a spec-string cluster) and
+ * *index (-1 then).  Either pointer may be NULL.  Since: 0.2 */
+TFQ_API void tfq_tf_cluster_task(const tfq_tf_cluster *c, const char **type, int *index);
+
+/* Sets (type != NULL) or clears (type NULL) the task, as a `--task worker:1` flag would.
+ * The same checks as TF_CONFIG's task: type a job of the cluster (or "evaluator"), index a task
+ * of it.  @return TFQ_OK, TFQ_INVALID_ARGUMENT (cluster unchanged), TFQ_RESOURCE_EXHAUSTED.
+ * Since: 0.2 */
+TFQ_API tfq_code tfq_tf_cluster_set_task(tfq_tf_cluster *c, const char *type, int index,
+                                         tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Jobs: their number, and the name of job i in order of appearance (NULL when out of range).
+ * Since: 0.2 */
+TFQ_API int tfq_tf_cluster_num_jobs(const tfq_tf_cluster *c);
+TFQ_API const char *tfq_tf_cluster_job(const tfq_tf_cluster *c, int i);
+
+/* Tasks defined in `job` (0 for an unknown job).  For a sparse job this is the number of keys,
+ * not the largest index + 1.  Since: 0.2 */
+TFQ_API int tfq_tf_cluster_num_tasks(const tfq_tf_cluster *c, const char *job);
+
+/* The index of the i-th task of `job` in ascending order (i in [0, num_tasks)), -1 when out of
+ * range.  The identity for a list-form job.  Since: 0.2 */
+TFQ_API int tfq_tf_cluster_task_index(const tfq_tf_cluster *c, const char *job, int i);
+
+/* "host:port" of task `index` of `job`, or NULL when there is no such task.  Since: 0.2 */
+TFQ_API const char *tfq_tf_cluster_address(const tfq_tf_cluster *c, const char *job, int index);
+
+/* "grpc://host:port" of that task (a session target), or NULL.  Since: 0.2 */
+TFQ_API const char *tfq_tf_cluster_target(const tfq_tf_cluster *c, const char *job, int index);
+
+/* TF's TFConfigClusterResolver.master(): session_master when given; "" when the cluster has no
+ * job, or one job with one task, or there is no task; else the target of this task.  Never NULL.
+ * Since: 0.2 */
+TFQ_API const char *tfq_tf_cluster_master(const tfq_tf_cluster *c);
+
+/* ---- the done set: which feeder units have finished (distributed-feeding.md 4.4) ------------
+ */
+
+/* A client of the done set: a TF MutableHashTableV2 (key int64 = unit id, value int64 = 1),
+ * found or created by shared name on a device of the cluster, usually "/job:ps/task:0".
+ * Whoever runs first creates the table (no initialisation step, so no race and no order between
+ * feeders, chief and workers); marking unit u twice (a retried or speculative unit) sets the same
+ * key.  A Python client reaches the same table with
+ *   tf.raw_ops.MutableHashTableV2(key_dtype=tf.int64, value_dtype=tf.int64,
+ *                                 shared_name="tfq_done", container="")
+ * placed on the same device (use_node_name_sharing false).
+ * The table lives as long as the task hosting it; it is not checkpointed.
+ * Thread-safety: any thread, concurrently (TF sessions are); free from one thread. */
+typedef struct tfq_tf_done tfq_tf_done;
+
+/* Opens (a graph and a session on `target`) the done set `shared_name` on `device`.  The table
+ * op itself runs with the first mark, count or list.  `timeout_ms` > 0 bounds session creation
+ * and every run (DEADLINE_EXCEEDED), 0: no limit.  The session's device filter is `device`.
+ * @return TFQ_OK; TFQ_INVALID_ARGUMENT (empty shared_name); TensorFlow's codes (UNAVAILABLE,
+ *         DEADLINE_EXCEEDED); TFQ_RESOURCE_EXHAUSTED.
+ * Ownership: strings copied or borrowed for the call (device NULL or "": no placement, target
+ * NULL or "": an in-process direct session, which shares nothing with other sessions); *out
+ * (NULL on failure) freed with tfq_tf_done_free().  Since: 0.2 */
+TFQ_API tfq_code tfq_tf_done_open(const char *target, const char *device, const char *shared_name,
+                                  int64_t timeout_ms, tfq_tf_done **out,
+                                  tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Closes the session (the table lives on in its server) and frees.  REQUIRES: no call in
+ * progress.  NULL: no-op.  Since: 0.2 */
+TFQ_API void tfq_tf_done_free(tfq_tf_done *d);
+
+/* Marks `unit` done and reads the set's size in the same RunStep: LookupTableInsertV2([unit],
+ * [1]) then, control-dependent on it, LookupTableSizeV2.  *ndone (may be NULL) is the number of
+ * distinct units done at that moment, including `unit`.
+ * Guarantee: every mark's size follows its own insert, and inserts and size reads are
+ * serialized by the table, so when U distinct units have been marked, AT LEAST ONE of the marks
+ * saw *ndone == U (the last insert's reader does).  Several may see U when marks race (a size
+ * read after another unit's insert), and a re-mark of an already done unit sees the size again,
+ * so "I saw U" means "all are done", not "I am the only one who knows": act idempotently (close
+ * every queue, treating "already closed" as success).  When marks do not overlap in time,
+ * exactly the mark completing the set sees U first.
+ * @return TFQ_OK; TFQ_INVALID_ARGUMENT (unit < 0; TF's errors, e.g. a table of that name with
+ *         other dtypes); TensorFlow's codes (UNAVAILABLE, DEADLINE_EXCEEDED).
+ * Thread-safety: any, concurrently.  Since: 0.2 */
+TFQ_API tfq_code tfq_tf_done_mark(tfq_tf_done *d, int64_t unit, int64_t *ndone,
+                                  tfq_status *st) TFQ_WARN_UNUSED;
+
+/* The number of distinct units marked so far (LookupTableSizeV2; creates the empty table when
+ * nobody has).  @return TFQ_OK or TensorFlow's code.  Since: 0.2 */
+TFQ_API tfq_code tfq_tf_done_count(tfq_tf_done *d, int64_t *n, tfq_status *st) TFQ_WARN_UNUSED;
+
+/* The units marked so far, ascending (LookupTableExportV2): *units (NULL when *n == 0) is the
+ * caller's, freed with tfq_free().  Says which unit is missing when a job does not finish.
+ * @return TFQ_OK, TensorFlow's code, TFQ_RESOURCE_EXHAUSTED.  Since: 0.2 */
+TFQ_API tfq_code tfq_tf_done_list(tfq_tf_done *d, int64_t **units, int64_t *n,
+                                  tfq_status *st) TFQ_WARN_UNUSED;
+
+/* The values of `keys[0..n)` in the table: values[i] is the value stored with keys[i] (1 for a
+ * unit marked by tfq_tf_done_mark()), or 0 when the key is absent (one LookupTableFindV2
+ * RunStep; n == 0: OK at once).  Any int64 -> int64 MutableHashTableV2 on the cluster can be read
+ * this way: tfq-feed keeps its acknowledgements in one (the workers' training steps insert
+ * batch key -> rows).
+ * @return TFQ_OK; TFQ_INVALID_ARGUMENT (n < 0); TensorFlow's codes (DEADLINE_EXCEEDED after the
+ *         open's timeout_ms); TFQ_RESOURCE_EXHAUSTED.
+ * Ownership: `keys` borrowed, `values` (n entries) written.  Thread-safety: any, concurrently.
+ * Since: 0.2 */
+TFQ_API tfq_code tfq_tf_done_find(tfq_tf_done *d, const int64_t *keys, int64_t n, int64_t *values,
+                                  tfq_status *st) TFQ_WARN_UNUSED;
 
 TFQ_EXTERN_C_END
 

@@ -1,4 +1,4 @@
-/* Batchers of input.py (spec tf1-queues §8): a queue, a QueueRunner over sources, and batches out.
+/* Batchers of TF's input.py (coord.h): a queue, a QueueRunner over sources, and batches out.
  */
 #include <string.h>
 
@@ -164,8 +164,8 @@ tfq_code tfq_batcher_new(tfq_batcher_kind kind, const tfq_spec *spec, int64_t ba
                          const tfq_batch_options *opts, tfq_coord *coord, tfq_batcher **out,
                          tfq_status *st) {
   *out = NULL;
-  int shuffle = kind == TFQ_SHUFFLE_BATCH || kind == TFQ_SHUFFLE_BATCH_JOIN;
-  int join = kind == TFQ_BATCH_JOIN || kind == TFQ_SHUFFLE_BATCH_JOIN;
+  int shuffle = kind == TFQ_BATCHER_SHUFFLE_BATCH || kind == TFQ_BATCHER_SHUFFLE_BATCH_JOIN;
+  int join = kind == TFQ_BATCHER_BATCH_JOIN || kind == TFQ_BATCHER_SHUFFLE_BATCH_JOIN;
   if (!coord) return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "a batcher needs a coordinator");
   if (batch_size < 1)
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "batch_size must be >= 1, got %lld",
@@ -257,7 +257,7 @@ tfq_queue *tfq_batcher_queue(tfq_batcher *b) { return b->q; }
 
 double tfq_batcher_fraction_full(tfq_batcher *b) {
   double size = (double)tfq_queue_size(b->q);
-  if (b->kind == TFQ_SHUFFLE_BATCH || b->kind == TFQ_SHUFFLE_BATCH_JOIN) {
+  if (b->kind == TFQ_BATCHER_SHUFFLE_BATCH || b->kind == TFQ_BATCHER_SHUFFLE_BATCH_JOIN) {
     double over = size - (double)b->min_after_dequeue;
     return (over > 0 ? over : 0) / (double)(b->capacity - b->min_after_dequeue);
   }

@@ -1,4 +1,4 @@
-/* Coordinator and LooperThread (spec tf1-queues §7). */
+/* Coordinator and LooperThread (their rules: coord.h). */
 #include <string.h>
 
 #include "coord_internal.h"
@@ -265,7 +265,10 @@ static void *looper_main(void *arg) {
     }
     tfq_code code = l.fn(l.ctx, tfq_coord_cancel(l.c), &st);
     if (code != TFQ_OK) {
-      (void)tfq_coord_request_stop(l.c, code, st.msg);
+      if (tfq_coord_request_stop(l.c, code, st.msg) != TFQ_OK) {
+        /* The coordinator was already joined: TF raises the error in the looper thread, which
+         * then ends; this thread ends too, and nobody is left to report it to. */
+      }
       break;
     }
   }

@@ -17,6 +17,7 @@ struct tfq_read_decode_op {
   const tfq_csv_options *csv; /* NULL: the records themselves are the component */
   int64_t batch;
   int keys;
+  int64_t shard_index, shard_count; /* keep the records of shard index of count */
   mapping *map;
   size_t nmap, cap;
   _Atomic int64_t records;
@@ -52,6 +53,56 @@ void tfq_read_decode_op_free(tfq_read_decode_op *op) {
 }
 
 void tfq_read_decode_op_set_keys(tfq_read_decode_op *op, int on) { op->keys = on != 0; }
+
+tfq_code tfq_read_decode_op_set_shard(tfq_read_decode_op *op, int64_t index, int64_t count,
+                                      tfq_status *st) {
+  if (count < 1 || index < 0 || index >= count)
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "shard %lld of %lld: need 0 <= index < count",
+                          (long long)index, (long long)count);
+  op->shard_index = index;
+  op->shard_count = count;
+  tfq_status_clear(st);
+  return TFQ_OK;
+}
+
+/* splitmix64's finaliser: byte offsets (TFRecord keys) spread evenly over the shards. */
+static uint64_t mix64(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/* Which shard a record belongs to, from its key: TextLineReader's line and FixedLength's record
+ * number round-robin; other numbers (TFRecord offsets) and other keys hashed. */
+static int64_t shard_of(const tfq__str *k, int round_robin, int64_t count) {
+  size_t fl;
+  int64_t num;
+  uint64_t h;
+  if (tfq_reader_key_split(k->p, k->len, &fl, &num)) {
+    if (round_robin) return num % count;
+    h = mix64((uint64_t)num);
+  } else {
+    h = 1469598103934665603ULL; /* FNV-1a of the whole key */
+    for (size_t i = 0; i < k->len; i++) h = (h ^ (unsigned char)k->p[i]) * 1099511628211ULL;
+  }
+  return (int64_t)(h % (uint64_t)count);
+}
+
+/* Keeps the records of this op's shard (in order) and returns how many. */
+static int64_t keep_shard(tfq_read_decode_op *op, tfq_tensor *keys, tfq_tensor *values) {
+  tfq_reader_kind kind = tfq_reader_get_kind(op->reader);
+  int rr = kind == TFQ_READER_TEXT_LINE || kind == TFQ_READER_FIXED_LENGTH;
+  tfq__str *k = tfq__strs(keys), *v = tfq__strs(values);
+  int64_t n = keys->nelems, m = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (shard_of(&k[i], rr, op->shard_count) == op->shard_index) {
+      k[m] = k[i];
+      v[m] = v[i];
+      m++;
+    }
+  keys->dims[0] = keys->nelems = values->dims[0] = values->nelems = m;
+  return m;
+}
 
 int64_t tfq_read_decode_op_records(const tfq_read_decode_op *op) {
   return atomic_load(&op->records);
@@ -201,8 +252,8 @@ tfq_code tfq_read_decode_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
     }
     return c;
   }
-  int64_t n = keys->nelems;
-  c = deliver(op, keys, values, n, cancel, st);
+  int64_t n = op->shard_count > 1 ? keep_shard(op, keys, values) : keys->nelems;
+  c = n > 0 ? deliver(op, keys, values, n, cancel, st) : TFQ_OK;
   int64_t r = c == TFQ_INVALID_ARGUMENT && op->csv ? tfq_status_record(st) : -1;
   if (r >= 0 && r < n) {
     /* Keep the r good records before the bad one (TF drops the whole batch): they are

@@ -1,4 +1,4 @@
-/* Input producers (spec/tf1-queues.md §8): epochs of the rows of some tensors into a FIFOQueue,
+/* Input producers (producer.h; TF's input.py): epochs of the rows of some tensors into a FIFOQueue,
  * each epoch a fresh PCG32 permutation when shuffling, then a close. */
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* QueueRunner (spec tf1-queues §6): Python's thread rules with the C++ runner's status keeping. */
+/* QueueRunner (coord.h): Python's thread rules with the C++ runner's status keeping. */
 #include <string.h>
 
 #include "coord_internal.h"
@@ -126,7 +126,10 @@ static void *op_main(void *arg) {
    * runner calls request_stop(e) before the finally block that counts the thread out).  The
    * other order lost records: the last thread out closed the queue, the consumer saw the end of
    * input and requested a clean stop, and this error, arriving after that stop, was dropped. */
-  if (error && r->coord) (void)tfq_coord_request_stop(r->coord, code, st.msg);
+  if (error && r->coord && tfq_coord_request_stop(r->coord, code, st.msg) != TFQ_OK) {
+    /* The coordinator was already joined (TF raises the error in this thread): the error is not
+     * lost, record() below keeps it for tfq_runner_join(). */
+  }
   tfq__lock(&r->mu);
   int last = --r->live == 0;
   if (error) record(r, code, st.msg);
@@ -216,7 +219,10 @@ tfq_code tfq_runner_start(tfq_runner *r, tfq_coord *coord, int64_t wait_us, tfq_
       tfq_status_clear(&rst);
       if (tfq__coord_register_thread(coord, r->threads[i], name, &rst)) {
         /* The coordinator cannot join it: stop and join it here. */
-        (void)tfq_coord_request_stop(coord, TFQ_RESOURCE_EXHAUSTED, rst.msg);
+        if (tfq_coord_request_stop(coord, TFQ_RESOURCE_EXHAUSTED, rst.msg) != TFQ_OK) {
+          /* A coordinator already joined records no stop and hands the error back: this call
+           * returns it to its caller below anyway. */
+        }
         pthread_join(r->threads[i], NULL);
         code = tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "%s", rst.msg);
         tfq__lock(&r->mu);
@@ -282,7 +288,9 @@ void tfq_runner_free(tfq_runner *r) {
   if (r->started && !r->coord) tfq_cancel_trigger(r->own_cancel); /* unblock, then join */
   struct tfq_status st;
   tfq_status_clear(&st);
-  (void)tfq_runner_join(r, &st);
+  if (tfq_runner_join(r, &st) != TFQ_OK) {
+    /* Freeing drops the runner's error: a caller who wants it calls tfq_runner_join() first. */
+  }
   for (size_t i = 0; i < r->nops; i++) tfq_free(r->ops[i].name);
   tfq_free(r->ops);
   tfq_free(r->threads);

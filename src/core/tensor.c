@@ -1,5 +1,7 @@
+#define TFQ_EXPERIMENTAL /* defines tfq_spec_from_tuple */
 #include <assert.h>
 #include <string.h>
+#include <tfq/experimental.h>
 
 #include "base.h"
 

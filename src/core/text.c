@@ -1,5 +1,7 @@
+#define TFQ_EXPERIMENTAL /* defines tfq_shape_format */
 #include <stdarg.h>
 #include <string.h>
+#include <tfq/experimental.h>
 
 #include "base.h"
 

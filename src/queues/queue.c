@@ -440,12 +440,12 @@ static int step_dequeue(tfq_queue *q, tfq__attempt *a) {
     int64_t size_before = q->count;
     restore_partial(q, a);
     if (a->up_to && q->count > 0) {
-      /* Completes below in this same step.  PriorityQueue: TF loses these elements [S!]; tfq
+      /* Completes below in this same step.  PriorityQueue: TF loses these elements; tfq
        * returns them as a short batch, like the other kinds. */
       a->total = q->count;
     } else {
       a->res_requested = q->kind == TFQ_QUEUE_PRIORITY ? a->total : remaining;
-      a->res_size = size_before; /* TF reports the size before the restore [S!] */
+      a->res_size = size_before; /* TF reports the size before the restore */
       complete(q, a, RES_INSUFFICIENT);
       return STEP_COMPLETE;
     }

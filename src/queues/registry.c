@@ -1,6 +1,8 @@
 /* The shared-name registry: (container, shared_name) → queue, as TF's ResourceMgr does for queue
- * kernels (spec tf1-queues §5).  All kinds share one namespace per container. */
+ * kernels (queue.h, "the shared-name registry").  All kinds share one namespace per container. */
+#define TFQ_EXPERIMENTAL /* defines tfq_registry_size */
 #include <string.h>
+#include <tfq/experimental.h>
 
 #include "queue_internal.h"
 
@@ -92,7 +94,7 @@ static int shapes_match(const tfq_queue *q, const tfq_spec *a, const tfq_spec *b
     if (x->rank != y->rank) return 0;
     for (int d = 0; d < x->rank; d++) {
       if (q->kind == TFQ_QUEUE_PADDING_FIFO && (x->dims[d] < 0 || y->dims[d] < 0))
-        continue; /* TF compares Padding shapes for compatibility [S!] */
+        continue; /* TF compares Padding shapes for compatibility */
       if (x->dims[d] != y->dims[d]) return 0;
     }
   }

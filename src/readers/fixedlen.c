@@ -1,11 +1,11 @@
-/* FixedLengthRecordReader (spec/tf1-readers-csv.md §3.1): header, records of record_bytes every
+/* FixedLengthRecordReader (docs/readers.md): header, records of record_bytes every
  * hop bytes, footer; record k is emitted iff header + k*hop + record + footer <= stream length.
  *
- * Truncation (tfq's default, DESIGN.md §5): a stream shorter than the header, or bytes left after
- * the last record that cannot be the footer (counted from where the next record would start:
- * more than footer + max(0, record - hop), or fewer than footer - max(0, hop - record)), give
- * DATA_LOSS.  With tf_compat_truncation: OUT_OF_RANGE "reached end of file" for the header and
- * a silent end otherwise, as TF. */
+ * Truncation (tfq's default; docs/readers.md, "Deviations from TensorFlow"): a stream shorter
+ * than the header, or bytes left after the last record that cannot be the footer (counted from
+ * where the next record would start: more than footer + max(0, record - hop), or fewer than
+ * footer - max(0, hop - record)), give DATA_LOSS.  With tf_compat_truncation: OUT_OF_RANGE
+ * "reached end of file" for the header and a silent end otherwise, as TF. */
 #include "readers_internal.h"
 
 /* Skips up to r->skip bytes; leaves in r->skip what the stream did not have. */

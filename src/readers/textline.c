@@ -1,4 +1,4 @@
-/* TextLineReader (spec/tf1-readers-csv.md §2): lines split at '\n', one trailing '\r' removed,
+/* TextLineReader (docs/readers.md): lines split at '\n', one trailing '\r' removed,
  * a non-empty final fragment is a line, header lines skipped per file, keys "<file>:<line>". */
 #include <string.h>
 

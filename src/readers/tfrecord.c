@@ -1,6 +1,6 @@
-/* TFRecordReader and the TFRecord writer (spec/tf1-readers-csv.md §3.2).  Record: uint64 length
+/* TFRecordReader and the TFRecord writer (docs/readers.md).  Record: uint64 length
  * (LE), masked CRC32C of those 8 bytes, payload, masked CRC32C of the payload.  Messages are the
- * reference wheel's (tensorflow-cpu 2.21), which differ from the 1.15 text of the spec:
+ * reference wheel's (tensorflow-cpu 2.21), which differ from TF 1.15's:
  *   length CRC mismatch at 0:  "corrupted record at 0 (Is this even a TFRecord file?)"
  *   length CRC mismatch at o:  "corrupted record at <o>"
  *   payload CRC mismatch:      "corrupted record at <o+12>"

@@ -1,7 +1,8 @@
 /* Buffered file input and output, plain or through zlib.  This is the only file of tfq that
- * calls zlib (DESIGN.md §2).  inflate()/deflate() are driven directly over our own read()/write()
- * buffers, not through gzFile: gzread reads plain files transparently and reports a truncated
- * stream only through gzerror (style-and-reliability.md §B8). */
+ * calls zlib (docs/design.md §3, rule 5).  inflate()/deflate() are driven directly over our own
+ * read()/write() buffers, not through gzFile: gzread reads plain files transparently and reports
+ * a truncated stream only through gzerror, easy to miss, while tfq reports every truncation as
+ * DATA_LOSS (docs/readers.md, "Deviations from TensorFlow"). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>

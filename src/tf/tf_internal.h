@@ -27,4 +27,21 @@ void tfq__tf_delete_tensors(TF_Tensor **v, size_t n);
  * vals[i] is NULL. */
 tfq_code tfq__tf_tuple_to_tf(const tfq_tuple *batch, size_t k, TF_Tensor **vals, tfq_status *st);
 
+/* A session for `graph` on `target` (NULL or "": in-process direct session) whose ConfigProto
+ * carries device_filters (`filters`, or `device` alone when there is none and it is non-empty)
+ * and operation_timeout_in_ms (when > 0).  Never cluster_def (tf-c-api.md 4.2). */
+tfq_code tfq__tf_new_session(TF_Graph *graph, const char *target, const char *device,
+                             char *const *filters, int nfilters, int64_t timeout_ms,
+                             TF_Session **out, tfq_status *st);
+
+/* RunOptions{timeout_in_ms} serialized into a TF_Buffer (TF_DeleteBuffer), for the run_options
+ * of every TF_SessionRun of a handle; NULL when timeout_ms <= 0.  *oom set when it could not be
+ * made. */
+TF_Buffer *tfq__tf_run_options(int64_t timeout_ms, int *oom);
+
+/* One TF_SessionRun with those run options; TensorFlow's status becomes the return code. */
+tfq_code tfq__tf_run(TF_Session *session, const TF_Buffer *run_options, const TF_Output *in,
+                     TF_Tensor *const *vals, int nin, const TF_Output *fetch, TF_Tensor **fetched,
+                     int nfetch, const TF_Operation *const *targets, int ntargets, tfq_status *st);
+
 #endif

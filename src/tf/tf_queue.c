@@ -1,5 +1,6 @@
-/* Feed mode B: an in-process gRPC server, a TensorFlow queue found or created by shared name,
- * and the QueueRunner step that moves batches from a tfq queue into it. */
+/* Feed mode B: a TensorFlow queue found or created by shared name (rows or batch elements), and
+ * the QueueRunner step that moves batches from a tfq queue into it.  The server, the protocol
+ * buffer encoder and the session helpers are in tf_session.c. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,50 +9,6 @@
 
 #include "tf_internal.h"
 
-/* ---- protocol buffer encoding ---------------------------------------------------------------- */
-
-static void pb_reserve(tfq__pb *b, size_t more) {
-  if (b->oom || b->n + more <= b->cap) return;
-  size_t cap = b->cap ? b->cap : 64;
-  while (cap < b->n + more) cap *= 2;
-  unsigned char *p = tfq_realloc(b->p, cap);
-  if (!p) {
-    b->oom = 1;
-    return;
-  }
-  b->p = p;
-  b->cap = cap;
-}
-
-void tfq__pb_varint(tfq__pb *b, uint64_t v) {
-  pb_reserve(b, 10);
-  if (b->oom) return;
-  do {
-    unsigned char byte = v & 0x7f;
-    v >>= 7;
-    b->p[b->n++] = byte | (v ? 0x80 : 0);
-  } while (v);
-}
-
-void tfq__pb_uint(tfq__pb *b, int field, uint64_t v) {
-  tfq__pb_varint(b, (uint64_t)field << 3);
-  tfq__pb_varint(b, v);
-}
-
-void tfq__pb_bytes(tfq__pb *b, int field, const void *data, size_t len) {
-  tfq__pb_varint(b, (uint64_t)field << 3 | 2);
-  tfq__pb_varint(b, len);
-  pb_reserve(b, len);
-  if (b->oom) return;
-  if (len) memcpy(b->p + b->n, data, len);
-  b->n += len;
-}
-
-void tfq__pb_free(tfq__pb *b) {
-  tfq_free(b->p);
-  memset(b, 0, sizeof *b);
-}
-
 static tfq_code tf_error(TF_Status *s, tfq_status *st) { return tfq_tf_status_copy(s, st); }
 
 static char *dup_str(const char *s) {
@@ -59,116 +16,6 @@ static char *dup_str(const char *s) {
   char *d = tfq_malloc(n);
   if (d) memcpy(d, s, n);
   return d;
-}
-
-/* ---- server ------------------------------------------------------------------------------- */
-
-struct tfq_tf_server {
-  TF_Server *server;
-  char *target;
-};
-
-/* Encodes ServerDef{cluster, job_name, task_index, protocol "grpc"} from "job=a,b;job2=c". */
-static tfq_code encode_server_def(const char *cluster, const char *job, int task, tfq__pb *out,
-                                  tfq_status *st) {
-  tfq__pb cl = {0};
-  int found = 0;
-  const char *p = cluster;
-  while (*p) {
-    const char *end = strchr(p, ';');
-    if (!end) end = p + strlen(p);
-    const char *eq = memchr(p, '=', (size_t)(end - p));
-    if (!eq || eq == p) {
-      tfq__pb_free(&cl);
-      return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
-                            "Bad cluster '%s': expected job=host:port,...;job=...", cluster);
-    }
-    tfq__pb jd = {0};
-    tfq__pb_bytes(&jd, 1, p, (size_t)(eq - p));
-    int is_job = strlen(job) == (size_t)(eq - p) && memcmp(job, p, (size_t)(eq - p)) == 0;
-    const char *a = eq + 1;
-    int idx = 0;
-    while (a < end) {
-      const char *comma = memchr(a, ',', (size_t)(end - a));
-      if (!comma) comma = end;
-      tfq__pb entry = {0};
-      tfq__pb_uint(&entry, 1, (uint64_t)idx);
-      tfq__pb_bytes(&entry, 2, a, (size_t)(comma - a));
-      tfq__pb_bytes(&jd, 2, entry.p, entry.n);
-      cl.oom |= entry.oom;
-      tfq__pb_free(&entry);
-      if (is_job && idx == task) found = 1;
-      idx++;
-      a = comma + (comma < end);
-    }
-    tfq__pb_bytes(&cl, 1, jd.p, jd.n);
-    cl.oom |= jd.oom;
-    tfq__pb_free(&jd);
-    p = *end ? end + 1 : end;
-  }
-  if (!found) {
-    tfq__pb_free(&cl);
-    return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "Task %s:%d is not in cluster '%s'", job, task,
-                          cluster);
-  }
-  tfq__pb_bytes(out, 1, cl.p, cl.n);
-  out->oom |= cl.oom;
-  tfq__pb_free(&cl);
-  tfq__pb_bytes(out, 2, job, strlen(job));
-  tfq__pb_uint(out, 3, (uint64_t)task);
-  tfq__pb_bytes(out, 5, "grpc", 4);
-  if (out->oom) return tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "out of memory");
-  return TFQ_OK;
-}
-
-tfq_code tfq_tf_server_new(const char *cluster, const char *job, int task, tfq_tf_server **out,
-                           tfq_status *st) {
-  *out = NULL;
-  tfq__pb def = {0};
-  tfq_code c = encode_server_def(cluster, job, task, &def, st);
-  if (c) {
-    tfq__pb_free(&def);
-    return c;
-  }
-  TF_Status *s = TF_NewStatus();
-  TF_Server *srv = TF_NewServer(def.p, def.n, s);
-  tfq__pb_free(&def);
-  if (srv) TF_ServerStart(srv, s);
-  if (TF_GetCode(s) != TF_OK) {
-    c = tf_error(s, st);
-    TF_DeleteStatus(s);
-    /* A server that failed to start can be deleted; a started one cannot (see free). */
-    if (srv) TF_DeleteServer(srv);
-    return c;
-  }
-  TF_DeleteStatus(s);
-  tfq_tf_server *r = tfq_malloc(sizeof *r);
-  char *target = dup_str(TF_ServerTarget(srv));
-  if (!r || !target) {
-    tfq_free(r);
-    tfq_free(target);
-    return tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "out of memory"); /* srv kept, see free */
-  }
-  r->server = srv;
-  r->target = target;
-  *out = r;
-  return TFQ_OK;
-}
-
-const char *tfq_tf_server_target(const tfq_tf_server *s) { return s->target; }
-
-void tfq_tf_server_free(tfq_tf_server *s) {
-  if (!s) return;
-  /* TF_ServerStop answers UNIMPLEMENTED ("Clean shutdown is not currently implemented") and the
-   * server's destructor CHECKs that Stop succeeded: a started TF_Server is deliberately kept
-   * until the process exits (TensorFlow's Python servers are never deleted either). */
-  TF_Status *ts = TF_NewStatus();
-  if (ts) {
-    TF_ServerStop(s->server, ts);
-    TF_DeleteStatus(ts);
-  }
-  tfq_free(s->target);
-  tfq_free(s);
 }
 
 /* ---- queue options ----------------------------------------------------------------------------
@@ -182,6 +29,8 @@ struct tfq_tf_queue_options {
   int nfilters;
   tfq_queue_kind kind;
   int64_t capacity, min_after_dequeue, seed, seed2, timeout_ms;
+  tfq_tf_element element;
+  uint64_t unbatched;
 };
 
 tfq_code tfq_tf_queue_options_new(tfq_tf_queue_options **out, tfq_status *st) {
@@ -249,17 +98,27 @@ void tfq_tf_queue_options_set_seeds(tfq_tf_queue_options *o, int64_t seed, int64
 void tfq_tf_queue_options_set_timeout_ms(tfq_tf_queue_options *o, int64_t ms) {
   o->timeout_ms = ms < 0 ? 0 : ms;
 }
+void tfq_tf_queue_options_set_element(tfq_tf_queue_options *o, tfq_tf_element e) { o->element = e; }
+void tfq_tf_queue_options_set_unbatched(tfq_tf_queue_options *o, uint64_t mask) {
+  o->unbatched = mask;
+}
 
 /* ---- queue -------------------------------------------------------------------------------- */
 
 struct tfq_tf_queue {
   TF_Graph *graph;
   TF_Session *session;
+  TF_Buffer *run_options; /* RunOptions.timeout_in_ms, or NULL */
   size_t k;
   TF_Output *placeholders;
   TF_Operation *enqueue, *close, *close_cancel;
   TF_Output size;
   atomic_int closed;
+  tfq_tf_element element;
+  uint64_t unbatched;
+  /* Batch mode: the spec, for the checks TF does not do (dtypes, row shapes, dim 0). */
+  tfq_spec *spec;
+  char *shared_name;
 };
 
 static const char *queue_op_type(tfq_queue_kind kind) {
@@ -288,9 +147,11 @@ static tfq_code build_graph(tfq_tf_queue *q, const tfq_spec *spec, const tfq_tf_
     dims[i] = tfq_spec_dims(spec, i);
     if (ranks[i] != TFQ_UNKNOWN_RANK) shaped++;
   }
-  if (shaped != 0 && (size_t)shaped != k)
+  int batch = q->element == TFQ_TF_ELEMENT_BATCH;
+  if (!batch && shaped != 0 && (size_t)shaped != k)
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
                           "Every component needs a shape, or none may have one");
+  if (batch) shaped = 0; /* batch elements: dtypes and no shapes (distributed-feeding.md 4.2) */
   TF_OperationDescription *d = TF_NewOperation(q->graph, queue_op_type(o->kind), "tfq_queue");
   set_device(d, o);
   TF_SetAttrTypeList(d, "component_types", types, (int)k);
@@ -316,7 +177,7 @@ static tfq_code build_graph(tfq_tf_queue *q, const tfq_spec *spec, const tfq_tf_
     d = TF_NewOperation(q->graph, "Placeholder", name);
     set_device(d, o);
     TF_SetAttrType(d, "dtype", types[i]);
-    if (ranks[i] != TFQ_UNKNOWN_RANK) {
+    if (!batch && ranks[i] != TFQ_UNKNOWN_RANK) {
       int64_t shape[TFQ_MAX_RANK + 1];
       shape[0] = -1;
       for (int j = 0; j < ranks[i]; j++) shape[j + 1] = dims[i][j];
@@ -328,7 +189,9 @@ static tfq_code build_graph(tfq_tf_queue *q, const tfq_spec *spec, const tfq_tf_
     q->placeholders[i].index = 0;
   }
 
-  d = TF_NewOperation(q->graph, "QueueEnqueueManyV2", "tfq_enqueue_many");
+  /* Rows: QueueEnqueueManyV2 splits dim 0 into elements; batch: QueueEnqueueV2, one element. */
+  d = TF_NewOperation(q->graph, batch ? "QueueEnqueueV2" : "QueueEnqueueManyV2",
+                      batch ? "tfq_enqueue" : "tfq_enqueue_many");
   set_device(d, o);
   TF_AddInput(d, handle);
   TF_AddInputList(d, q->placeholders, (int)k);
@@ -357,30 +220,12 @@ static tfq_code build_graph(tfq_tf_queue *q, const tfq_spec *spec, const tfq_tf_
   return TFQ_OK;
 }
 
-static tfq_code new_session(tfq_tf_queue *q, const tfq_tf_queue_options *o, TF_Status *s,
-                            tfq_status *st) {
-  TF_SessionOptions *so = TF_NewSessionOptions();
-  if (!so) return tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "out of memory");
-  if (o->target && *o->target) TF_SetTarget(so, o->target);
-  /* ConfigProto: device_filters = 4, operation_timeout_in_ms = 11.  Never cluster_def (14): it
-   * would isolate this session's resources from the other clients' (tf-c-api.md 4.2). */
-  tfq__pb cfg = {0};
-  for (int i = 0; i < o->nfilters; i++)
-    tfq__pb_bytes(&cfg, 4, o->filters[i], strlen(o->filters[i]));
-  if (o->nfilters == 0 && o->device && *o->device)
-    tfq__pb_bytes(&cfg, 4, o->device, strlen(o->device));
-  if (o->timeout_ms > 0) tfq__pb_uint(&cfg, 11, (uint64_t)o->timeout_ms);
-  if (cfg.oom) {
-    tfq__pb_free(&cfg);
-    TF_DeleteSessionOptions(so);
-    return tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "out of memory");
-  }
-  if (cfg.n) TF_SetConfig(so, cfg.p, cfg.n, s);
-  tfq__pb_free(&cfg);
-  if (TF_GetCode(s) == TF_OK) q->session = TF_NewSession(q->graph, so, s);
-  TF_DeleteSessionOptions(so);
-  if (TF_GetCode(s) != TF_OK) return tf_error(s, st);
-  return TFQ_OK;
+static tfq_code copy_spec(const tfq_spec *spec, tfq_spec **out, tfq_status *st) {
+  tfq_code c = tfq_spec_new(out, st);
+  for (size_t i = 0; c == TFQ_OK && i < tfq_spec_size(spec); i++)
+    c = tfq_spec_add(*out, tfq_spec_dtype(spec, i), tfq_spec_dims(spec, i), tfq_spec_rank(spec, i),
+                     tfq_spec_name(spec, i), st);
+  return c;
 }
 
 tfq_code tfq_tf_queue_open(const tfq_spec *spec, const tfq_tf_queue_options *o, tfq_tf_queue **out,
@@ -392,18 +237,42 @@ tfq_code tfq_tf_queue_open(const tfq_spec *spec, const tfq_tf_queue_options *o, 
   if (!queue_op_type(o->kind))
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "TensorFlow queue kind %s is not supported",
                           tfq_queue_kind_name(o->kind));
+  if (o->element != TFQ_TF_ELEMENT_ROWS && o->element != TFQ_TF_ELEMENT_BATCH)
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "Unknown element mode %d", (int)o->element);
+  if (o->element == TFQ_TF_ELEMENT_BATCH && o->kind == TFQ_QUEUE_PADDING_FIFO)
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                          "A PaddingFIFOQueue needs shapes: batch elements have none");
+  if (o->unbatched && o->element != TFQ_TF_ELEMENT_BATCH)
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                          "Unbatched components exist only with batch elements");
+  uint64_t all = k == 64 ? ~(uint64_t)0 : ((uint64_t)1 << k) - 1;
+  if (o->unbatched & ~all)
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                          "Unbatched mask 0x%llx names components beyond the %zu of the spec",
+                          (unsigned long long)o->unbatched, k);
+  if (o->unbatched == all)
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                          "Batch elements need at least one batched component");
   tfq_tf_queue *q = tfq_malloc(sizeof *q);
   if (!q) return tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "out of memory");
   memset(q, 0, sizeof *q);
   q->k = k;
+  q->element = o->element;
+  q->unbatched = o->unbatched;
   q->placeholders = tfq_malloc(k * sizeof *q->placeholders);
   q->graph = TF_NewGraph();
+  q->shared_name = dup_str(o->shared_name ? o->shared_name : "");
+  int ro_oom = 0;
+  q->run_options = tfq__tf_run_options(o->timeout_ms, &ro_oom);
   TF_Status *s = TF_NewStatus();
-  tfq_code c;
-  if (!q->placeholders || !q->graph || !s)
+  tfq_code c = TFQ_OK;
+  if (!q->placeholders || !q->graph || !s || !q->shared_name || ro_oom)
     c = tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "out of memory");
-  else if ((c = build_graph(q, spec, o, s, st)) == TFQ_OK)
-    c = new_session(q, o, s, st);
+  else if (q->element == TFQ_TF_ELEMENT_BATCH)
+    c = copy_spec(spec, &q->spec, st);
+  if (c == TFQ_OK && (c = build_graph(q, spec, o, s, st)) == TFQ_OK)
+    c = tfq__tf_new_session(q->graph, o->target, o->device, o->filters, o->nfilters, o->timeout_ms,
+                            &q->session, st);
   if (s) TF_DeleteStatus(s);
   if (c) {
     tfq_tf_queue_free(q);
@@ -422,31 +291,24 @@ void tfq_tf_queue_free(tfq_tf_queue *q) {
   }
   if (s) TF_DeleteStatus(s);
   if (q->graph) TF_DeleteGraph(q->graph);
+  if (q->run_options) TF_DeleteBuffer(q->run_options);
+  tfq_spec_free(q->spec);
+  tfq_free(q->shared_name);
   tfq_free(q->placeholders);
   tfq_free(q);
 }
 
+/* Every run of the handle carries the options' timeout as RunOptions.timeout_in_ms. */
 static tfq_code run(tfq_tf_queue *q, const TF_Output *in, TF_Tensor *const *vals, int nin,
                     const TF_Output *fetch, TF_Tensor **fetched, int nfetch, TF_Operation *target,
                     tfq_status *st) {
-  TF_Status *s = TF_NewStatus();
-  if (!s) return tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "out of memory");
   const TF_Operation *targets[1] = {target};
-  TF_SessionRun(q->session, NULL, in, vals, nin, fetch, fetched, nfetch, target ? targets : NULL,
-                target ? 1 : 0, NULL, s);
-  tfq_code c = tf_error(s, st);
-  TF_DeleteStatus(s);
-  return c;
+  return tfq__tf_run(q->session, q->run_options, in, vals, nin, fetch, fetched, nfetch,
+                     target ? targets : NULL, target ? 1 : 0, st);
 }
 
-tfq_code tfq_tf_queue_enqueue_many(tfq_tf_queue *q, const tfq_tuple *batch, tfq_status *st) {
-  if (tfq_tuple_size(batch) == q->k) {
-    tfq_tensor *t0 = tfq_tuple_get(batch, 0);
-    if (t0 && tfq_tensor_rank(t0) > 0 && tfq_tensor_dim(t0, 0) == 0) {
-      tfq_status_clear(st);
-      return TFQ_OK;
-    }
-  }
+/* Converts `batch` and runs the enqueue op (either mode). */
+static tfq_code run_enqueue(tfq_tf_queue *q, const tfq_tuple *batch, tfq_status *st) {
   TF_Tensor *small[8];
   TF_Tensor **vals = q->k <= 8 ? small : tfq_malloc(q->k * sizeof *vals);
   if (!vals) return tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "out of memory");
@@ -458,6 +320,111 @@ tfq_code tfq_tf_queue_enqueue_many(tfq_tf_queue *q, const tfq_tuple *batch, tfq_
   if (vals != small) tfq_free(vals);
   return c;
 }
+
+tfq_code tfq_tf_queue_enqueue_many(tfq_tf_queue *q, const tfq_tuple *batch, tfq_status *st) {
+  if (q->element != TFQ_TF_ELEMENT_ROWS)
+    return tfq_status_set(st, TFQ_FAILED_PRECONDITION,
+                          "TensorFlow queue '%s' holds batch elements: use "
+                          "tfq_tf_queue_enqueue_batch",
+                          q->shared_name);
+  if (tfq_tuple_size(batch) == q->k) {
+    tfq_tensor *t0 = tfq_tuple_get(batch, 0);
+    if (t0 && tfq_tensor_rank(t0) > 0 && tfq_tensor_dim(t0, 0) == 0) {
+      tfq_status_clear(st);
+      return TFQ_OK;
+    }
+  }
+  return run_enqueue(q, batch, st);
+}
+
+/* "component 2 ('y')" or "component 2". */
+static void component_label(const tfq_spec *spec, size_t i, char *buf, size_t n) {
+  const char *name = tfq_spec_name(spec, i);
+  if (name)
+    snprintf(buf, n, "component %zu ('%s')", i, name);
+  else
+    snprintf(buf, n, "component %zu", i);
+}
+
+/* The checks of a batch element TF does not do; *rows gets the shared dim 0. */
+static tfq_code check_batch(const tfq_tf_queue *q, const tfq_tuple *batch, int64_t *rows,
+                            tfq_status *st) {
+  *rows = -1;
+  if (tfq_tuple_size(batch) != q->k)
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                          "Batch element for '%s': expected %zu components, got %zu",
+                          q->shared_name, q->k, tfq_tuple_size(batch));
+  size_t first = 0;
+  char label[96], label0[96];
+  for (size_t i = 0; i < q->k; i++) {
+    tfq_tensor *t = tfq_tuple_get(batch, i);
+    component_label(q->spec, i, label, sizeof label);
+    if (!t)
+      return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "Batch element for '%s': %s is not set",
+                            q->shared_name, label);
+    tfq_dtype want = tfq_spec_dtype(q->spec, i);
+    if (tfq_tensor_dtype(t) != want)
+      return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                            "Batch element for '%s': %s is %s, the queue's is %s", q->shared_name,
+                            label, tfq_dtype_name(tfq_tensor_dtype(t)), tfq_dtype_name(want));
+    if (q->unbatched >> i & 1) continue;
+    int rank = tfq_tensor_rank(t);
+    if (rank < 1)
+      return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                            "Batch element for '%s': %s is a scalar; a batched component needs a "
+                            "dim 0 of rows",
+                            q->shared_name, label);
+    int64_t b = tfq_tensor_dim(t, 0);
+    if (*rows < 0) {
+      *rows = b;
+      first = i;
+    } else if (b != *rows) {
+      component_label(q->spec, first, label0, sizeof label0);
+      return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                            "Batch element for '%s': %s has %lld rows, %s has %lld", q->shared_name,
+                            label, (long long)b, label0, (long long)*rows);
+    }
+    int srank = tfq_spec_rank(q->spec, i);
+    if (srank == TFQ_UNKNOWN_RANK) continue;
+    const int64_t *sd = tfq_spec_dims(q->spec, i);
+    int ok = rank == srank + 1;
+    for (int j = 0; ok && j < srank; j++)
+      ok = sd[j] == TFQ_UNKNOWN_DIM || sd[j] == tfq_tensor_dim(t, j + 1);
+    if (!ok) {
+      char got[160], want_s[160];
+      size_t n = 0, m = 0;
+      got[0] = want_s[0] = 0;
+      for (int j = 0; j < rank && n < sizeof got; j++)
+        n += (size_t)snprintf(got + n, sizeof got - n, "%s%lld", j ? "," : "",
+                              (long long)tfq_tensor_dim(t, j));
+      m += (size_t)snprintf(want_s, sizeof want_s, "?");
+      for (int j = 0; j < srank && m < sizeof want_s; j++) {
+        if (sd[j] == TFQ_UNKNOWN_DIM)
+          m += (size_t)snprintf(want_s + m, sizeof want_s - m, ",?");
+        else
+          m += (size_t)snprintf(want_s + m, sizeof want_s - m, ",%lld", (long long)sd[j]);
+      }
+      return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                            "Batch element for '%s': %s has shape [%s], expected [%s]",
+                            q->shared_name, label, got, want_s);
+    }
+  }
+  return TFQ_OK;
+}
+
+tfq_code tfq_tf_queue_enqueue_batch(tfq_tf_queue *q, const tfq_tuple *batch, tfq_status *st) {
+  if (q->element == TFQ_TF_ELEMENT_ROWS) return tfq_tf_queue_enqueue_many(q, batch, st);
+  int64_t rows;
+  tfq_code c = check_batch(q, batch, &rows, st);
+  if (c) return c;
+  if (rows == 0) { /* never sent (distributed-feeding.md 4.2) */
+    tfq_status_clear(st);
+    return TFQ_OK;
+  }
+  return run_enqueue(q, batch, st);
+}
+
+tfq_tf_element tfq_tf_queue_element(const tfq_tf_queue *q) { return q->element; }
 
 tfq_code tfq_tf_queue_close(tfq_tf_queue *q, int cancel_pending_enqueues, tfq_status *st) {
   tfq_code c = run(q, NULL, NULL, 0, NULL, NULL, 0,
@@ -521,6 +488,10 @@ tfq_code tfq_tf_feeder_new(tfq_queue *src, int64_t batch_size, tfq_tf_queue *dst
   *out = NULL;
   if (batch_size < 1 || nthreads < 0)
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "batch_size must be >= 1, nthreads >= 0");
+  if (dst->unbatched)
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                          "A feeder cannot fill TensorFlow queue '%s': it has unbatched components",
+                          dst->shared_name);
   tfq_tf_feeder *f = tfq_malloc(sizeof *f);
   if (!f) return tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "out of memory");
   f->src = tfq_queue_ref(src);
@@ -555,7 +526,7 @@ tfq_code tfq_tf_feeder_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
   if (c) return c;
   tfq_tensor *t0 = tfq_tuple_get(b, 0);
   int64_t rows = t0 && tfq_tensor_rank(t0) > 0 ? tfq_tensor_dim(t0, 0) : 0;
-  c = tfq_tf_queue_enqueue_many(f->dst, b, st);
+  c = tfq_tf_queue_enqueue_batch(f->dst, b, st); /* rows or one element, per the queue */
   tfq_tuple_free(b);
   if (c == TFQ_OK) {
     atomic_fetch_add(&f->rows, rows);

@@ -1,4 +1,4 @@
-/* Allocation-failure sweep (issue #10), printing TAP.  Public headers only.
+/* Allocation-failure sweep (docs/reliability.md), printing TAP.  Public headers only.
  *
  * A counting allocator is installed with tfq_set_allocator().  For each scenario (a constructor
  * family, the queue operations of one queue kind, one reader path, decode_csv on one tokenizer,
@@ -30,6 +30,9 @@
 #include <string.h>
 #include <tfq/tfq.h>
 #include <unistd.h>
+
+#define TFQ_EXPERIMENTAL /* tfq_spec_from_tuple, tfq_registry_size */
+#include <tfq/experimental.h>
 #include <zlib.h>
 
 /* ---- the counting allocator ------------------------------------------------------------- */
@@ -716,9 +719,10 @@ static tfq_code loop_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
 /* The outcome of a threaded scenario: the coordinator's error wins (a step that failed in a
  * thread makes the main thread's calls fail with CANCELLED), else the main thread's code. */
 static tfq_code finish(tfq_coord *c, tfq_code main_rc, tfq_code main_ok, tfq_status *st) {
-  (void)tfq_coord_request_stop(c, TFQ_OK, NULL);
+  tfq_code src = tfq_coord_request_stop(c, TFQ_OK, NULL); /* a clean stop: TFQ_OK */
   tfq_code jrc = tfq_coord_join(c, TMO, 0, g_js);
   if (jrc != TFQ_OK) return tfq_status_set(st, jrc, "%s", tfq_status_message(g_js));
+  if (src != TFQ_OK) return tfq_status_set(st, src, "request_stop returned %s", tfq_code_name(src));
   if (main_rc == main_ok) return TFQ_OK;
   return main_rc;
 }
@@ -1043,7 +1047,7 @@ static tfq_code run_batcher(tfq_batcher_kind kind, int many, int pad, int keep, 
   tfq_batcher *b = NULL;
   tfq_tuple *got = NULL;
   tfq_code rc;
-  int join = kind == TFQ_BATCH_JOIN || kind == TFQ_SHUFFLE_BATCH_JOIN;
+  int join = kind == TFQ_BATCHER_BATCH_JOIN || kind == TFQ_BATCHER_SHUFFLE_BATCH_JOIN;
   src_ctx ctx[2];
   for (int i = 0; i < 2; i++) {
     atomic_init(&ctx[i].next, 0);
@@ -1061,7 +1065,7 @@ static tfq_code run_batcher(tfq_batcher_kind kind, int many, int pad, int keep, 
   CK(tfq_batch_options_new(&o, st));
   tfq_batch_options_set_num_threads(o, 2);
   tfq_batch_options_set_capacity(o, 16);
-  tfq_batch_options_set_min_after_dequeue(o, kind == TFQ_SHUFFLE_BATCH ? 2 : 0);
+  tfq_batch_options_set_min_after_dequeue(o, kind == TFQ_BATCHER_SHUFFLE_BATCH ? 2 : 0);
   tfq_batch_options_set_seeds(o, 3, 4);
   tfq_batch_options_set_enqueue_many(o, many);
   tfq_batch_options_set_dynamic_pad(o, pad);
@@ -1089,15 +1093,21 @@ out:
   return rc;
 }
 
-static tfq_code scen_batch(tfq_status *st) { return run_batcher(TFQ_BATCH, 0, 0, 0, st); }
-static tfq_code scen_batch_pad_many(tfq_status *st) { return run_batcher(TFQ_BATCH, 1, 1, 0, st); }
-static tfq_code scen_maybe_batch(tfq_status *st) { return run_batcher(TFQ_BATCH, 1, 0, 1, st); }
-static tfq_code scen_shuffle_batch(tfq_status *st) {
-  return run_batcher(TFQ_SHUFFLE_BATCH, 0, 0, 0, st);
+static tfq_code scen_batch(tfq_status *st) { return run_batcher(TFQ_BATCHER_BATCH, 0, 0, 0, st); }
+static tfq_code scen_batch_pad_many(tfq_status *st) {
+  return run_batcher(TFQ_BATCHER_BATCH, 1, 1, 0, st);
 }
-static tfq_code scen_batch_join(tfq_status *st) { return run_batcher(TFQ_BATCH_JOIN, 1, 0, 0, st); }
+static tfq_code scen_maybe_batch(tfq_status *st) {
+  return run_batcher(TFQ_BATCHER_BATCH, 1, 0, 1, st);
+}
+static tfq_code scen_shuffle_batch(tfq_status *st) {
+  return run_batcher(TFQ_BATCHER_SHUFFLE_BATCH, 0, 0, 0, st);
+}
+static tfq_code scen_batch_join(tfq_status *st) {
+  return run_batcher(TFQ_BATCHER_BATCH_JOIN, 1, 0, 0, st);
+}
 static tfq_code scen_shuffle_batch_join(tfq_status *st) {
-  return run_batcher(TFQ_SHUFFLE_BATCH_JOIN, 0, 0, 0, st);
+  return run_batcher(TFQ_BATCHER_SHUFFLE_BATCH_JOIN, 0, 0, 0, st);
 }
 
 /* ---- the sweep --------------------------------------------------------------------------------

@@ -751,8 +751,8 @@ static void batch_cmd(char **tok) {
   tfq_source_fn fn = rows_next;
   void *ctx = &src;
   tfq_batcher *b = NULL;
-  if (tfq_batcher_new(TFQ_BATCH, spec, strtoll(tok[2], NULL, 10), &fn, &ctx, 1, o, coord, &b, st) !=
-      TFQ_OK) {
+  if (tfq_batcher_new(TFQ_BATCHER_BATCH, spec, strtoll(tok[2], NULL, 10), &fn, &ctx, 1, o, coord,
+                      &b, st) != TFQ_OK) {
     printf("B %s ", id);
     print_err(stdout, st);
     putchar('\n');
@@ -770,7 +770,7 @@ static void batch_cmd(char **tok) {
       putchar('\n');
       tfq_tuple_free(out);
     }
-    tfq_coord_request_stop(coord, TFQ_OK, NULL);
+    if (tfq_coord_request_stop(coord, TFQ_OK, NULL) != TFQ_OK) die("request_stop");
     tfq_code jc = tfq_coord_join(coord, 10 * 1000000, 0, st);
     (void)jc;
     tfq_batcher_free(b);

@@ -529,7 +529,7 @@ def compare_csv_random(groups, tfres, drv, rep):
 
 
 # --------------------------------------------------------------------------------------------
-# decode_csv: the deterministic cases of spec tf1-readers-csv.md §5
+# decode_csv: the deterministic numbered cases (docs/conformance.md, "Case numbers")
 
 def _cfg(cols, delim=",", quote=True, na="", sel=None):
     return {"cols": cols, "delim": delim, "quote": quote, "na": na, "sel": sel}
@@ -663,7 +663,7 @@ def compare_simple(fam, expected, got, rep, substring_ok=True, graph_first=None)
         elif graph_first and k in graph_first and t is not None and t.startswith("ERR 3 ") and \
                 tf_res.startswith("ERR 3 ") and graph_first[k] in msg_of(t):
             # TF's graph-mode shape function speaks first; tfq gives the kernel's message (the
-            # eager one), as the spec records.
+            # eager one), a deviation docs/conformance.md lists.
             rep.deviation(fam, k, "graph-mode shape-function message; tfq gives the eager one")
         else:
             rep.fail(fam, k, "TF %s | tfq %s" % (show(tf_res), show(t)))
@@ -885,8 +885,8 @@ def wrong_shape(rng, vals):
 
 
 def queue_spec_scripts():
-    """Deterministic scripts from spec tf1-queues.md §9 (single-threaded, with timeouts for the
-    cases where TF blocks)."""
+    """Deterministic scripts of the numbered queue cases (docs/conformance.md, "Case numbers"):
+    single-threaded, with timeouts for the cases where TF blocks."""
     out = []
     qid = [9000]
 

@@ -1,8 +1,8 @@
-/* Fault tests (issue #10): unreadable inputs (missing, permission denied, a directory) for the
- * TextLine, FixedLength and TFRecord readers and for tfq-cat; files truncated or growing while
- * they are read; signals (no SA_RESTART) hitting threads blocked in read(), open() and queue
- * waits; a full disk (RLIMIT_FSIZE) under the TFRecord writer; and a reader failing in the middle
- * of file 3 of 5 inside a QueueRunner pipeline.
+/* Fault tests (docs/reliability.md, "Faults"): unreadable inputs (missing, permission denied, a
+ * directory) for the TextLine, FixedLength and TFRecord readers and for tfq-cat; files truncated or
+ * growing while they are read; signals (no SA_RESTART) hitting threads blocked in read(), open()
+ * and queue waits; a full disk (RLIMIT_FSIZE) under the TFRecord writer; and a reader failing in
+ * the middle of file 3 of 5 inside a QueueRunner pipeline.
  *
  * Public headers only.  The tests run as root, so "permission denied" drops privileges in a
  * forked child (setresgid/setresuid to 65534); children report through their exit status (0 ok,

@@ -32,7 +32,7 @@ typedef struct {
   size_t len;
 } span;
 
-/* The lines TextLineReader must produce for `s` (spec/tf1-readers-csv.md §2), before skipping. */
+/* The lines TextLineReader must produce for `s` (reader.h, docs/readers.md), before skipping. */
 static size_t split_lines(const char *s, size_t n, span *out) {
   size_t k = 0, start = 0;
   for (size_t i = 0; i < n; i++)

@@ -189,7 +189,7 @@ static void run(const csv_dir *d, const run_cfg *cfg, run_out *o, tfq_status *st
   int stopped = 0;
   for (;;) {
     if (cfg->stop_after >= 0 && (int64_t)o->n == cfg->stop_after) {
-      (void)tfq_coord_request_stop(coord, TFQ_OK, NULL);
+      die_on(tfq_coord_request_stop(coord, TFQ_OK, NULL), st, "request_stop");
       stopped = 1;
       break;
     }
@@ -215,7 +215,7 @@ static void run(const csv_dir *d, const run_cfg *cfg, run_out *o, tfq_status *st
     tfq_tuple_free(t);
   }
   o->before_stop = o->n;
-  if (!stopped) (void)tfq_coord_request_stop(coord, TFQ_OK, NULL);
+  if (!stopped) die_on(tfq_coord_request_stop(coord, TFQ_OK, NULL), st, "request_stop");
   tfq_code jc = tfq_coord_join(coord, 10 * 1000000LL, 0, st);
   if (jc) {
     printf("# join: %s: %s\n", tfq_code_name(jc), tfq_status_message(st));

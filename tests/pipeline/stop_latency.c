@@ -37,6 +37,7 @@ static int cmp_double(const void *a, const void *b) {
 typedef struct stopper {
   tfq_coord *coord;
   int64_t t0;
+  tfq_code rc; /* what request_stop returned */
 } stopper;
 
 /* Join-first mode: another thread requests the stop while the main thread is in join (TF's
@@ -45,7 +46,7 @@ static void *stopper_main(void *arg) {
   stopper *s = arg;
   sleep_us(5000);
   s->t0 = now_ns();
-  (void)tfq_coord_request_stop(s->coord, TFQ_OK, NULL);
+  s->rc = tfq_coord_request_stop(s->coord, TFQ_OK, NULL);
   return NULL;
 }
 
@@ -116,18 +117,20 @@ static double one_run(const csv_dir *d, tfq_status *st, int rep, int join_first)
   int64_t t0, t1;
   tfq_code jc;
   if (join_first) {
-    stopper s = {coord, 0};
+    stopper s = {coord, 0, TFQ_OK};
     pthread_t th;
     if (pthread_create(&th, NULL, stopper_main, &s)) exit(1);
     jc = tfq_coord_join(coord, 10 * 1000000LL, 0, st);
     t1 = now_ns();
     pthread_join(th, NULL);
     t0 = s.t0;
+    if (jc == TFQ_OK) jc = s.rc; /* a clean stop returns TFQ_OK */
   } else {
     t0 = now_ns();
-    (void)tfq_coord_request_stop(coord, TFQ_OK, NULL);
+    tfq_code sc = tfq_coord_request_stop(coord, TFQ_OK, NULL);
     jc = tfq_coord_join(coord, 10 * 1000000LL, 0, st);
     t1 = now_ns();
+    if (jc == TFQ_OK) jc = sc; /* a clean stop returns TFQ_OK */
   }
   double ms = (double)(t1 - t0) / 1e6;
 

@@ -242,7 +242,7 @@ static run_result run_pipeline(const char *path, int gz, uint64_t seed) {
   tfq_source_fn fn = csv_source;
   void *ctx = &sc;
   tfq_batcher *b;
-  if (tfq_batcher_new(TFQ_SHUFFLE_BATCH, spec, RSS_BATCH, &fn, &ctx, 1, bo, coord, &b, st))
+  if (tfq_batcher_new(TFQ_BATCHER_SHUFFLE_BATCH, spec, RSS_BATCH, &fn, &ctx, 1, bo, coord, &b, st))
     die("shuffle_batch", st);
 
   /* the training loop */
@@ -265,7 +265,7 @@ static run_result run_pipeline(const char *path, int gz, uint64_t seed) {
     }
   }
   if (c != TFQ_OUT_OF_RANGE) die("batcher_next", st);
-  tfq_coord_request_stop(coord, TFQ_OK, NULL);
+  if (tfq_coord_request_stop(coord, TFQ_OK, NULL)) die("request_stop", st);
   if (tfq_coord_join(coord, 10 * 1000000, 0, st)) die("coordinator join", st);
   if (tfq_producer_thread_join(producer, st)) die("producer join", st);
   res.seconds = now() - t0;

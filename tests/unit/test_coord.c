@@ -1,6 +1,6 @@
-/* Coordinator, LooperThread, QueueRunner and batchers: spec tf1-queues §9 cases 90–133 (numbers in
- * brackets) and the rules of §6–§8.  Python-only cases (graph errors, dicts, sessions) become the
- * equivalent C checks. */
+/* Coordinator, LooperThread, QueueRunner and batchers: cases 90–133 (numbers in brackets,
+ * docs/conformance.md, "Case numbers") and the rules coord.h and producer.h write down. Python-only
+ * cases (graph errors, dicts, sessions) become the equivalent C checks. */
 #include <stdlib.h>
 
 #include "helpers.h"
@@ -76,8 +76,8 @@ Test(coordinator, stop_api_sets_should_stop_and_wait_for_stop) {
 
 static void *stop_later(void *p) {
   sleep_ms(30);
-  (void)tfq_coord_request_stop(p, TFQ_OK, NULL);
-  return NULL;
+  /* A clean stop returns TFQ_OK: the thread's result says whether it did. */
+  return tfq_coord_request_stop(p, TFQ_OK, NULL) == TFQ_OK ? p : NULL;
 }
 
 /* [91] */
@@ -86,7 +86,9 @@ Test(coordinator, stop_requested_from_another_thread_wakes_wait_for_stop) {
   pthread_t th;
   pthread_create(&th, NULL, stop_later, c);
   cr_assert_eq(tfq_coord_wait_for_stop(c, -1), 1);
-  pthread_join(th, NULL);
+  void *stopped;
+  pthread_join(th, &stopped);
+  cr_assert_eq(stopped, c, "request_stop from the other thread returned TFQ_OK");
   tfq_coord_free(c);
 }
 
@@ -483,7 +485,7 @@ Test(batch, one_thread_yields_consecutive_batches_then_out_of_range) {
   tfq_coord *c = coord();
   counter src;
   counter_init(&src, 30, NULL);
-  tfq_batcher *b = batcher(TFQ_BATCH, 10, &src, 1, NULL, c);
+  tfq_batcher *b = batcher(TFQ_BATCHER_BATCH, 10, &src, 1, NULL, c);
   cr_assert_str_eq(tfq_batcher_summary_name(b), "batch/fraction_of_32_full");
   for (int k = 0; k < 3; k++) {
     tfq_tuple *t;
@@ -510,7 +512,7 @@ Test(batch, many_threads_with_a_smaller_final_batch_deliver_the_whole_multiset) 
     OK(tfq_batch_options_new(&o, NULL));
     tfq_batch_options_set_num_threads(o, threads);
     tfq_batch_options_set_allow_smaller_final_batch(o, 1);
-    tfq_batcher *b = batcher(TFQ_BATCH, 10, &src, 1, o, c);
+    tfq_batcher *b = batcher(TFQ_BATCHER_BATCH, 10, &src, 1, o, c);
     int seen[35] = {0}, sizes[4];
     for (int k = 0; k < 4; k++) {
       tfq_tuple *t;
@@ -549,7 +551,7 @@ Test(batch, element_shapes_gain_a_leading_batch_dimension) {
   tfq_source_fn fn = vec_source;
   void *ctx = &n;
   tfq_batcher *b;
-  OK(tfq_batcher_new(TFQ_BATCH, s, 8, &fn, &ctx, 1, NULL, c, &b, NULL));
+  OK(tfq_batcher_new(TFQ_BATCHER_BATCH, s, 8, &fn, &ctx, 1, NULL, c, &b, NULL));
   tfq_tuple *t;
   OK(tfq_batcher_next(b, &t, NULL));
   cr_assert_eq(tfq_tensor_dim(tfq_tuple_get(t, 0), 0), 8);
@@ -575,7 +577,7 @@ Test(batch, maybe_batch_keeps_only_the_accepted_examples) {
   tfq_batch_options *o;
   OK(tfq_batch_options_new(&o, NULL));
   tfq_batch_options_set_keep(o, keep_even, NULL);
-  tfq_batcher *b = batcher(TFQ_BATCH, 5, &src, 1, o, c);
+  tfq_batcher *b = batcher(TFQ_BATCHER_BATCH, 5, &src, 1, o, c);
   for (int k = 0; k < 4; k++) {
     tfq_tuple *t;
     OK(tfq_batcher_next(b, &t, NULL));
@@ -615,7 +617,7 @@ Test(batch, enqueue_many_sources_with_a_per_example_keep_filter) {
   tfq_source_fn fn = many_source;
   void *ctx = &src;
   tfq_batcher *b;
-  OK(tfq_batcher_new(TFQ_BATCH, s, 5, &fn, &ctx, 1, o, c, &b, NULL));
+  OK(tfq_batcher_new(TFQ_BATCHER_BATCH, s, 5, &fn, &ctx, 1, o, c, &b, NULL));
   for (int k = 0; k < 3; k++) {
     tfq_tuple *t;
     OK(tfq_batcher_next(b, &t, NULL));
@@ -658,7 +660,7 @@ Test(batch_join, two_sources_keep_their_own_order_and_close_after_both_end) {
   tfq_source_fn fns[2] = {tagged_source, tagged_source};
   void *ctxs[2] = {&a, &bb};
   tfq_batcher *b;
-  OK(tfq_batcher_new(TFQ_BATCH_JOIN, s, 5, fns, ctxs, 2, NULL, c, &b, NULL));
+  OK(tfq_batcher_new(TFQ_BATCHER_BATCH_JOIN, s, 5, fns, ctxs, 2, NULL, c, &b, NULL));
   int next_a = 0, nb = 0;
   for (int k = 0; k < 32; k++) {
     tfq_tuple *t;
@@ -696,7 +698,7 @@ Test(shuffle_batch, one_thread_gives_the_whole_multiset_not_in_sorted_order) {
   tfq_batch_options_set_capacity(o, 32);
   tfq_batch_options_set_min_after_dequeue(o, 16);
   tfq_batch_options_set_seeds(o, 87654321, 141421);
-  tfq_batcher *b = batcher(TFQ_SHUFFLE_BATCH, 10, &src, 1, o, c);
+  tfq_batcher *b = batcher(TFQ_BATCHER_SHUFFLE_BATCH, 10, &src, 1, o, c);
   cr_assert_str_eq(tfq_batcher_summary_name(b), "shuffle_batch/fraction_over_16_of_16_full");
   int seen[30] = {0}, sorted = 1;
   int64_t prev = -1;
@@ -735,7 +737,7 @@ Test(shuffle_batch, capacity_must_exceed_min_after_dequeue) {
   void *ctx = &src;
   tfq_batcher *b;
   tfq_status *st = tfq_status_new();
-  cr_assert_eq(tfq_batcher_new(TFQ_SHUFFLE_BATCH, s, 4, &fn, &ctx, 1, o, c, &b, st),
+  cr_assert_eq(tfq_batcher_new(TFQ_BATCHER_SHUFFLE_BATCH, s, 4, &fn, &ctx, 1, o, c, &b, st),
                TFQ_INVALID_ARGUMENT);
   cr_assert_str_eq(tfq_status_message(st), "capacity 16 must be bigger than min_after_dequeue 16.");
   tfq_status_free(st);
@@ -752,7 +754,7 @@ Test(shuffle_batch, fraction_full_gauge_counts_only_above_min_after_dequeue) {
   OK(tfq_batch_options_new(&o, NULL));
   tfq_batch_options_set_capacity(o, 32);
   tfq_batch_options_set_min_after_dequeue(o, 16);
-  tfq_batcher *b = batcher(TFQ_SHUFFLE_BATCH, 4, &src, 1, o, c);
+  tfq_batcher *b = batcher(TFQ_BATCHER_SHUFFLE_BATCH, 4, &src, 1, o, c);
   for (int i = 0; i < 200 && tfq_queue_size(tfq_batcher_queue(b)) < 24; i++) sleep_ms(5);
   cr_assert_eq(tfq_queue_size(tfq_batcher_queue(b)), 24);
   cr_assert_float_eq(tfq_batcher_fraction_full(b), 8.0 / 16.0, 1e-9);
@@ -787,7 +789,7 @@ Test(batch, dynamic_pad_pads_strings_with_empty_strings) {
   tfq_source_fn fn = str_source;
   void *ctx = &n;
   tfq_batcher *b;
-  OK(tfq_batcher_new(TFQ_BATCH, s, 4, &fn, &ctx, 1, o, c, &b, NULL));
+  OK(tfq_batcher_new(TFQ_BATCHER_BATCH, s, 4, &fn, &ctx, 1, o, c, &b, NULL));
   tfq_tuple *t;
   OK(tfq_batcher_next(b, &t, NULL));
   tfq_tensor *x = tfq_tuple_get(t, 0);

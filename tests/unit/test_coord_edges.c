@@ -1,6 +1,6 @@
-/* Edge cases of src/coord (issue #10, coverage): argument checks of the ready-made ops and the
- * batchers, the queue → queue transfer op, read → decode op errors, runner start with a wait,
- * extra queue-closed codes, the LooperThread's back-to-back mode and errors, and the
+/* Edge cases of src/coord (for coverage, docs/reliability.md): argument checks of the ready-made
+ * ops and the batchers, the queue → queue transfer op, read → decode op errors, runner start with a
+ * wait, extra queue-closed codes, the LooperThread's back-to-back mode and errors, and the
  * Coordinator's handling of late stops and never-joined threads.  Public headers only. */
 #include <stdlib.h>
 #include <unistd.h>
@@ -444,23 +444,24 @@ Test(coord_edges, batcher_rejects_bad_arguments_with_messages) {
   tfq_source_fn src[2] = {end_source, end_source};
   tfq_batcher *b = (tfq_batcher *)1;
   tfq_status *st = tfq_status_new();
-  cr_assert_eq(tfq_batcher_new(TFQ_BATCH, s, 2, src, NULL, 1, NULL, NULL, &b, st),
+  cr_assert_eq(tfq_batcher_new(TFQ_BATCHER_BATCH, s, 2, src, NULL, 1, NULL, NULL, &b, st),
                TFQ_INVALID_ARGUMENT);
   cr_assert_null(b);
   cr_assert_str_eq(tfq_status_message(st), "a batcher needs a coordinator");
-  cr_assert_eq(tfq_batcher_new(TFQ_BATCH, s, 0, src, NULL, 1, NULL, c, &b, st),
+  cr_assert_eq(tfq_batcher_new(TFQ_BATCHER_BATCH, s, 0, src, NULL, 1, NULL, c, &b, st),
                TFQ_INVALID_ARGUMENT);
   cr_assert_str_eq(tfq_status_message(st), "batch_size must be >= 1, got 0");
-  cr_assert_eq(tfq_batcher_new(TFQ_BATCH, s, 2, src, NULL, 2, NULL, c, &b, st),
+  cr_assert_eq(tfq_batcher_new(TFQ_BATCHER_BATCH, s, 2, src, NULL, 2, NULL, c, &b, st),
                TFQ_INVALID_ARGUMENT);
   cr_assert_str_eq(tfq_status_message(st), "batch takes exactly one source, got 2");
-  cr_assert_eq(tfq_batcher_new(TFQ_BATCH_JOIN, s, 2, src, NULL, 0, NULL, c, &b, st),
+  cr_assert_eq(tfq_batcher_new(TFQ_BATCHER_BATCH_JOIN, s, 2, src, NULL, 0, NULL, c, &b, st),
                TFQ_INVALID_ARGUMENT);
   cr_assert_str_eq(tfq_status_message(st), "a *_join batcher takes at least one source, got 0");
   tfq_batch_options *o;
   OK(tfq_batch_options_new(&o, NULL));
   tfq_batch_options_set_num_threads(o, 0);
-  cr_assert_eq(tfq_batcher_new(TFQ_BATCH, s, 2, src, NULL, 1, o, c, &b, st), TFQ_INVALID_ARGUMENT);
+  cr_assert_eq(tfq_batcher_new(TFQ_BATCHER_BATCH, s, 2, src, NULL, 1, o, c, &b, st),
+               TFQ_INVALID_ARGUMENT);
   cr_assert_str_eq(tfq_status_message(st), "num_threads must be >= 1");
   tfq_batch_options_free(o);
   tfq_status_free(st);
@@ -477,7 +478,7 @@ Test(coord_edges, batcher_shared_name_puts_its_queue_in_the_registry) {
   OK(tfq_batch_options_set_shared_name(o, "coord_edges_shared_batch", NULL));
   tfq_source_fn src = end_source;
   tfq_batcher *b;
-  OK(tfq_batcher_new(TFQ_BATCH, s, 2, &src, NULL, 1, o, c, &b, NULL));
+  OK(tfq_batcher_new(TFQ_BATCHER_BATCH, s, 2, &src, NULL, 1, o, c, &b, NULL));
   /* the same (container, shared_name) with another capacity: TF's mismatch message */
   tfq_queue_options *qo;
   OK(tfq_queue_options_new(&qo, NULL));
@@ -534,7 +535,7 @@ Test(coord_edges, batcher_keep_filters_string_rows_of_enqueue_many_batches) {
   void *ctx = &calls;
   tfq_source_fn src = string_batch_source;
   tfq_batcher *b;
-  OK(tfq_batcher_new(TFQ_BATCH, s, 4, &src, &ctx, 1, o, c, &b, NULL));
+  OK(tfq_batcher_new(TFQ_BATCHER_BATCH, s, 4, &src, &ctx, 1, o, c, &b, NULL));
   tfq_tuple *t;
   tfq_status *st = tfq_status_new();
   cr_assert_eq(tfq_batcher_next(b, &t, st), TFQ_OK, "%s", tfq_status_message(st));
@@ -573,7 +574,7 @@ Test(coord_edges, batcher_keep_with_enqueue_many_needs_a_batch_dimension) {
   tfq_batch_options_set_keep(o, keep_all, NULL);
   tfq_source_fn src = scalar_source;
   tfq_batcher *b;
-  OK(tfq_batcher_new(TFQ_BATCH, s, 2, &src, NULL, 1, o, c, &b, NULL));
+  OK(tfq_batcher_new(TFQ_BATCHER_BATCH, s, 2, &src, NULL, 1, o, c, &b, NULL));
   tfq_status *st = tfq_status_new();
   cr_assert(tfq_coord_wait_for_stop(c, 10 * 1000 * 1000));
   cr_assert_eq(tfq_coord_join(c, 10 * 1000 * 1000, 0, st), TFQ_INVALID_ARGUMENT);
@@ -595,7 +596,7 @@ Test(coord_edges, batcher_reports_a_source_that_returns_ok_without_a_tuple) {
   tfq_spec *s = spec1(TFQ_FLOAT, 0, NULL);
   tfq_source_fn src = null_source;
   tfq_batcher *b;
-  OK(tfq_batcher_new(TFQ_BATCH, s, 2, &src, NULL, 1, NULL, c, &b, NULL));
+  OK(tfq_batcher_new(TFQ_BATCHER_BATCH, s, 2, &src, NULL, 1, NULL, c, &b, NULL));
   tfq_status *st = tfq_status_new();
   cr_assert(tfq_coord_wait_for_stop(c, 10 * 1000 * 1000));
   cr_assert_eq(tfq_coord_join(c, 10 * 1000 * 1000, 0, st), TFQ_INTERNAL);
@@ -615,7 +616,7 @@ Test(coord_edges, batch_fraction_full_is_size_over_capacity) {
   tfq_batch_options_set_capacity(o, 4);
   tfq_source_fn src = scalar_source;
   tfq_batcher *b;
-  OK(tfq_batcher_new(TFQ_BATCH, s, 2, &src, NULL, 1, o, c, &b, NULL));
+  OK(tfq_batcher_new(TFQ_BATCHER_BATCH, s, 2, &src, NULL, 1, o, c, &b, NULL));
   for (int i = 0; i < 5000 && tfq_queue_size(tfq_batcher_queue(b)) < 4; i++) sleep_ms(1);
   cr_assert_float_eq(tfq_batcher_fraction_full(b), 1.0, 1e-9);
   cr_assert_str_eq(tfq_batcher_summary_name(b), "batch/fraction_of_4_full");
@@ -638,7 +639,7 @@ Test(coord_edges, shuffle_batch_join_fraction_full_counts_only_what_is_over_min_
   tfq_batch_options_set_seeds(o, 7, 8);
   tfq_source_fn src[2] = {scalar_source, scalar_source};
   tfq_batcher *b;
-  OK(tfq_batcher_new(TFQ_SHUFFLE_BATCH_JOIN, s, 2, src, NULL, 2, o, c, &b, NULL));
+  OK(tfq_batcher_new(TFQ_BATCHER_SHUFFLE_BATCH_JOIN, s, 2, src, NULL, 2, o, c, &b, NULL));
   cr_assert_str_eq(tfq_batcher_summary_name(b), "shuffle_batch_join/fraction_over_1_of_4_full");
   for (int i = 0; i < 5000 && tfq_queue_size(tfq_batcher_queue(b)) < 5; i++) sleep_ms(1);
   cr_assert_float_eq(tfq_batcher_fraction_full(b), 1.0, 1e-9); /* (5 - 1) / (5 - 1) */

@@ -4,6 +4,9 @@
 #include <string.h>
 #include <tfq/tfq.h>
 
+#define TFQ_EXPERIMENTAL /* tfq_shape_format */
+#include <tfq/experimental.h>
+
 #include "core/base.h"
 
 Test(codes, are_numbered_exactly_like_tf_code) {

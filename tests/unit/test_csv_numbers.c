@@ -1,7 +1,7 @@
 /* Number parsing of decode_csv (white-box: src/csv/csv_internal.h).
  *  1. The acceptance rules and values of the reference TensorFlow: a table of edge strings whose
  *     expected results come from running the tensorflow-cpu 2.21 wheel once
- *     (scripts/gen_number_cases.py).  TF 2.21 wheel differences from the spec's 1.15 text, all
+ *     (scripts/gen_number_cases.py).  TF 2.21 wheel differences from TF 1.15, all
  *     in this table: '+' accepted for ints; hex floats ("0x1p3", "0x1.8p1") accepted; "infinity"
  *     accepted; nan(chars) accepted with the C library's payload; whitespace-only fields
  *     REJECTED (1.15: 0.0); no 32-byte limit.

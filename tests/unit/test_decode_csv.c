@@ -1,7 +1,7 @@
-/* decode_csv: every decode_csv case of spec/tf1-readers-csv.md section 5, with the expectation
- * the reference TensorFlow (tf.compat.v1 in the tensorflow-cpu 2.21 wheel) gives; a note
- * "TF 2.21 wheel: ..." marks where the wheel differs from the spec's 1.15 text.  Then the
- * differential test of the three tokenizer paths (white-box: src/csv/csv_internal.h). */
+/* decode_csv: every numbered decode_csv case (docs/conformance.md, "Case numbers"), with the
+ * expectation the reference TensorFlow (tf.compat.v1 in the tensorflow-cpu 2.21 wheel) gives; a
+ * note "TF 2.21 wheel: ..." marks where the wheel differs from TF 1.15 (docs/decode_csv.md).  Then
+ * the differential test of the three tokenizer paths (white-box: src/csv/csv_internal.h). */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -546,7 +546,7 @@ Test(decode_csv, case58_int64_bounds) {
 
 Test(decode_csv, case60_float32_rejections_and_wheel_acceptances) {
   /* TF 2.21 wheel: "0x1p3" (8), "infinity" (inf) and the 32-byte
-   * "0.100000000000000000000000000001" (0.1f) are ACCEPTED, unlike the spec's 1.15 text; the
+   * "0.100000000000000000000000000001" (0.1f) are ACCEPTED, unlike in TF 1.15; the
    * rest are rejected. */
   tfq_csv_options *o = mk("F");
   tfq_tuple *t = NULL;

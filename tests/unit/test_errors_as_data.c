@@ -378,3 +378,89 @@ Test(errors_as_data, string_input_producer_start_reports_an_empty_input_to_the_c
   tfq_tensor_free(names);
   tfq_status_free(st);
 }
+
+/* ---- sharding ---- */
+
+/* Reads every record of `p` through an op of shard i of n; returns the ids it delivered. */
+static int shard_ids(const char *p, tfq_reader_kind kind, int64_t i, int64_t n, int32_t *ids) {
+  rd f = {0};
+  f.work = work_of(&p, 1);
+  f.reader = new_reader(kind, NULL);
+  OK(tfq_csv_options_new(&f.csv, NULL));
+  OK(tfq_csv_options_add_default_int32(f.csv, -1, NULL));
+  tfq_dtype dts[1] = {TFQ_INT32};
+  f.target = queue_of(1, dts);
+  OK(tfq_read_decode_op_new(f.reader, f.work, f.csv, 7, f.target, &f.op, NULL));
+  OK(tfq_read_decode_op_set_shard(f.op, i, n, NULL));
+  tfq_code c;
+  while ((c = tfq_read_decode_step(f.op, NULL, NULL)) == TFQ_OK) {
+  }
+  cr_assert_eq(c, TFQ_OUT_OF_RANGE);
+  int k = 0;
+  tfq_tuple *b;
+  while (tfq_queue_size(f.target) > 0) {
+    OK(tfq_queue_dequeue(f.target, &b, NULL, NOTIMEOUT, NULL));
+    ids[k++] = i32_at(b, 0, 0);
+    tfq_tuple_free(b);
+  }
+  cr_assert_eq(tfq_read_decode_op_records(f.op), k);
+  rd_free(&f);
+  return k;
+}
+
+Test(errors_as_data, three_shards_of_a_file_deliver_every_line_once_round_robin) {
+  char text[400];
+  size_t len = 0;
+  for (int i = 0; i < 50; i++) len += (size_t)snprintf(text + len, sizeof text - len, "%d\n", i);
+  const char *p = write_file("ids.csv", text, len);
+  int seen[50] = {0};
+  for (int64_t s = 0; s < 3; s++) {
+    int32_t ids[50];
+    int k = shard_ids(p, TFQ_READER_TEXT_LINE, s, 3, ids);
+    cr_assert(k == 16 || k == 17, "shard %lld got %d lines", (long long)s, k);
+    for (int j = 0; j < k; j++) {
+      cr_assert_eq((ids[j] + 1) % 3, s, "line %d (id %d) is not shard %lld", ids[j] + 1, ids[j],
+                   (long long)s);
+      seen[ids[j]]++;
+    }
+  }
+  for (int i = 0; i < 50; i++) cr_assert_eq(seen[i], 1, "id %d delivered %d times", i, seen[i]);
+}
+
+Test(errors_as_data, shards_of_tfrecords_split_by_offset_deliver_every_record_once) {
+  const char *p = path_of("ids.tfrecord");
+  tfq_tfrecord_writer *w;
+  OK(tfq_tfrecord_writer_new(p, TFQ_COMPRESSION_NONE, &w, NULL));
+  for (int i = 0; i < 64; i++) {
+    char v[8];
+    int n = snprintf(v, sizeof v, "%d", i);
+    OK(tfq_tfrecord_writer_write(w, v, (size_t)n, NULL));
+  }
+  OK(tfq_tfrecord_writer_close(w, NULL));
+  tfq_tfrecord_writer_free(w);
+  int seen[64] = {0}, empty = 0;
+  for (int64_t s = 0; s < 4; s++) {
+    int32_t ids[64];
+    int k = shard_ids(p, TFQ_READER_TFRECORD, s, 4, ids);
+    empty += k == 0;
+    for (int j = 0; j < k; j++) seen[ids[j]]++;
+  }
+  for (int i = 0; i < 64; i++) cr_assert_eq(seen[i], 1, "record %d delivered %d times", i, seen[i]);
+  cr_assert_eq(empty, 0, "a hash of the offsets leaves no shard of 64 records empty");
+}
+
+Test(errors_as_data, a_shard_outside_its_count_is_refused) {
+  const char *p = write_file("x.csv", "1\n", 2);
+  rd f = {0};
+  f.work = work_of(&p, 1);
+  f.reader = new_reader(TFQ_READER_TEXT_LINE, NULL);
+  tfq_dtype dts[1] = {TFQ_STRING};
+  f.target = queue_of(1, dts);
+  OK(tfq_read_decode_op_new(f.reader, f.work, NULL, 4, f.target, &f.op, NULL));
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_read_decode_op_set_shard(f.op, 3, 3, st), TFQ_INVALID_ARGUMENT);
+  cr_assert_str_eq(tfq_status_message(st), "shard 3 of 3: need 0 <= index < count");
+  cr_assert_eq(tfq_read_decode_op_set_shard(f.op, 0, 0, st), TFQ_INVALID_ARGUMENT);
+  tfq_status_free(st);
+  rd_free(&f);
+}

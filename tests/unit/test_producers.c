@@ -1,4 +1,4 @@
-/* Producers: the input.py cases 115-122 of spec/tf1-queues.md §9, in tfq's C form. */
+/* Producers: TF's input.py cases 115-122 (docs/conformance.md, "Case numbers"), in tfq's C form. */
 #include <pthread.h>
 
 #include "readers_util.h"

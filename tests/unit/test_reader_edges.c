@@ -1,8 +1,8 @@
-/* Edge cases of src/readers (issue #10, coverage): reader_new argument checks, display names,
- * read_up_to's count check, ReaderBaseState parsing as protobuf does it (checked against the
- * wheel: a known field with another wire type is skipped as unknown; fixed32/fixed64 fields
- * are skipped; an overlong varint keeps its low 64 bits), the C-escaped debug string of a bad
- * state, WholeFileReader on a file bigger than its buffer, overlong lines, the TFRecord
+/* Edge cases of src/readers (for coverage, docs/reliability.md): reader_new argument checks,
+ * display names, read_up_to's count check, ReaderBaseState parsing as protobuf does it (checked
+ * against the wheel: a known field with another wire type is skipped as unknown; fixed32/fixed64
+ * fields are skipped; an overlong varint keeps its low 64 bits), the C-escaped debug string of a
+ * bad state, WholeFileReader on a file bigger than its buffer, overlong lines, the TFRecord
  * writer's closed state, and the producers' argument checks.  Public headers only. */
 #include <stdlib.h>
 

@@ -1,4 +1,4 @@
-/* Readers: the conformance cases of spec/tf1-readers-csv.md §5 "Readers" (numbered as there),
+/* Readers: the numbered reader cases (c<N> in the test names, docs/conformance.md, "Case numbers"),
  * their DATA_LOSS twins (tfq never ends a truncated file silently by default), and the ReaderBase
  * details checked against the reference wheel (tensorflow-cpu 2.21, tf.compat.v1). */
 #include <pthread.h>
@@ -60,7 +60,7 @@ Test(readers, c68_identity_serialize_restore) {
   char *state;
   size_t len;
   cr_assert_eq(tfq_reader_serialize_state(r, &state, &len, NULL), TFQ_OK);
-  /* spec §1.5 and the wheel: 08 01 10 01 18 01 22 01 58 */
+  /* TF's ReaderBaseState, as the wheel serialises it: 08 01 10 01 18 01 22 01 58 */
   cr_assert_eq(len, 9);
   cr_assert(memcmp(state, "\x08\x01\x10\x01\x18\x01\x22\x01X", 9) == 0);
   EXPECT_READ(r, q, "Y", "Y");
@@ -794,7 +794,7 @@ static tfq_reader *tfr_reader(int compat) {
 }
 
 /* The wheel's message is "truncated record at 0' failed with Read less bytes than requested"
- * (the spec's 1.15 text is "truncated record at 0").  Sticky until reset. */
+ * (TF 1.15's is "truncated record at 0").  Sticky until reset. */
 Test(readers, c90_tfrecord_cut_inside_the_payload_is_data_loss) {
   for (int compat = 0; compat < 2; compat++) {
     const char *f = write_file("c14", rec123, 14);

@@ -1,5 +1,5 @@
 /* FIFOQueue, part of test_fifo_queue (see fifo_util.h): Blocking on a full or an empty queue, and
- * the head of line (§1.5). */
+ * the head of line (queue.h: each side is served in arrival order). */
 #include "fifo_util.h"
 
 /* [31] */
@@ -59,7 +59,7 @@ Test(fifo, big_dequeue_many_larger_than_capacity_completes) {
   tfq_queue_free(q);
 }
 
-/* ---- head of line (§1.5) ---- */
+/* ---- head of line ---- */
 
 Test(fifo, blocked_big_enqueue_many_keeps_a_later_small_enqueue_waiting) {
   tfq_queue *q = fq(3);

@@ -1,5 +1,5 @@
-/* FIFOQueue, part of test_fifo_queue (see fifo_util.h): Close (§1.6, §1.7): what a plain and a
- * cancelling close do to queued elements and to blocked and later operations. */
+/* FIFOQueue, part of test_fifo_queue (see fifo_util.h): Close (queue.h, tfq_queue_close): what a
+ * plain and a cancelling close do to queued elements and to blocked and later operations. */
 #include "fifo_util.h"
 
 /* [20] */
@@ -120,7 +120,7 @@ Test(fifo, enqueue_and_enqueue_many_to_closed_queue_are_cancelled) {
   tfq_queue_free(q);
 }
 
-/* ---- close (§1.7) ---- */
+/* ---- close ---- */
 
 /* testBlockingEnqueueBeforeClose */
 Test(fifo, plain_close_waits_behind_a_blocked_enqueue) {
@@ -195,7 +195,7 @@ Test(fifo, cancelling_close_fails_pending_enqueues_and_a_waiting_close_at_once) 
   bg_join(&c);
   cr_assert_eq(e.code, TFQ_CANCELLED);
   cr_assert_str_eq(e.msg, "Enqueue operation was cancelled");
-  cr_assert_eq(c.code, TFQ_CANCELLED, "TF cancels a waiting close too [S!]");
+  cr_assert_eq(c.code, TFQ_CANCELLED, "TF cancels a waiting close too");
   cr_assert_str_eq(c.msg, "Enqueue operation was cancelled");
   cr_assert_eq(tfq_queue_is_closed(q), 1);
   cr_assert_eq(deq_f(q), 2);
@@ -227,7 +227,8 @@ Test(fifo, enqueue_issued_behind_a_waiting_close_fails_once_it_runs) {
   tfq_queue_free(q);
 }
 
-/* §1.6 [S!]: the numbers of DEQ_SHORT are the count still needed and the size before restore. */
+/* As TF: the numbers of DEQ_SHORT are the count still needed and the size before restore (queue.h,
+ * the OUT_OF_RANGE message). */
 Test(fifo, closed_short_dequeue_many_reports_remaining_and_size_before_restore) {
   tfq_queue *q = fq(4);
   float v[3] = {1, 2, 3};

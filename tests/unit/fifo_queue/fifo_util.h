@@ -1,6 +1,7 @@
-/* FIFOQueue: the FIFOQueue cases of spec tf1-queues §9 (numbers in brackets), TF's engine rules
- * of §1.5–§1.9, and the port-defined cases S2–S4.  Python-only cases become the equivalent C
- * argument checks; case 50 (QueueBase.from_list) has no C meaning.
+/* FIFOQueue: the numbered FIFOQueue cases (numbers in brackets, docs/conformance.md, "Case
+ * numbers"), TF's engine rules written at the top of queue.h (arrival order, close, partial
+ * batches, deadlines, cancellation), and the port-defined cases S2–S4.  Python-only cases become
+ * the equivalent C argument checks; case 50 (QueueBase.from_list) has no C meaning.
  *
  * One Criterion executable, test_fifo_queue (suite "fifo", meson test "fifo_queue"), built from
  * the files of this directory, one per behaviour: single_ops.c, elements.c, batches.c,

@@ -1,6 +1,7 @@
-/* RandomShuffleQueue, PaddingFIFOQueue, PriorityQueue and the shared-name registry: the cases of
- * spec tf1-queues §9 (numbers in brackets) plus §2–§5 rules, shuffle quality, and TF-exact order
- * against sequences recorded from the tensorflow-cpu 2.21 wheel.
+/* RandomShuffleQueue, PaddingFIFOQueue, PriorityQueue and the shared-name registry: the numbered
+ * cases (numbers in brackets, docs/conformance.md, "Case numbers") plus the rules queue.h gives
+ * each kind and the registry, shuffle quality, and TF-exact order against sequences recorded from
+ * the tensorflow-cpu 2.21 wheel.
  *
  * One Criterion executable, test_queues (meson test "queues"), built from the files of this
  * directory, one per kind: random_shuffle.c, padding_fifo.c, priority.c, shared_name.c.  This

@@ -1,5 +1,8 @@
-/* Part of test_queues (see queues_util.h): the shared-name registry (§5): opens of one name share a
- * queue, incompatible opens fail with TF's messages, containers. */
+/* Part of test_queues (see queues_util.h): the shared-name registry (queue.h): opens of one name
+ * share a queue, incompatible opens fail with TF's messages, containers. */
+#define TFQ_EXPERIMENTAL /* tfq_registry_size */
+#include <tfq/experimental.h>
+
 #include "queues_util.h"
 
 static tfq_code open_named(tfq_registry *r, tfq_queue_kind kind, tfq_dtype dt, int rank,

@@ -1,0 +1,683 @@
+#!/usr/bin/env python3
+"""bench_dist: W6 of distributed-feeding.md 5, end-to-end distributed feeding.  Records/s that the
+workers of a loopback TensorFlow cluster consume, and CPU-seconds per million records of every
+process, for tfq-feed's topologies against the ways TF1, tf.data, TensorFlowOnSpark and a Python
+feeder deliver the same rows to the same training step.
+
+Cluster: ps:0, worker:0 and worker:1, separate processes (bench/dist_worker.py, TF_CONFIG each)
+on 127.0.0.1, started fresh for every variant and killed (process groups) at its end, also on
+failure.  Data: D5 (D1, 1M rows x 10 columns: 6 float, 3 int, 1 short word, cut into 16 CSV
+files; `gen_data` writes it); with --rows N < 1M, the first N/16 rows of each file.  Worker k's
+shard (for the variants that shard) is the files n = k mod 2.
+
+The worker step is the same for every variant: one batch of b <= B rows (default 1,024) -> the
+order-independent checksum of W4 (float bit patterns as uint32, ints, string bytes) and a tiny
+SGD update of 7 variables on the ps; only scalars are fetched.
+
+Variants (the input of that step):
+  tfq-a        one tfq-feed, --to ps --elements rows (-j 2, min_after_dequeue 10k): per-row
+               queue on the ps, workers dequeue_up_to(B) (TF1's shared-queue topology);
+  tfq-bc       one tfq-feed, --to workers --elements batches (-j 2): a batch-element queue on
+               each worker task, workers dequeue() one batch;
+  tfq-bc-2f    two tfq-feed, --shard 0/2 and 1/2 (--feeders 2, -j 1 each: the same reader
+               threads in all), each feeding both worker queues; the done set closes them;
+  limit        the tfq-bc topology fed by bench_dist_limit (C, libtfq_tf): the rows decoded
+               before the window into batches of B, pushed with tfq_tf_queue_enqueue_batch by
+               one thread per queue: no CSV, no shuffle in the window (the ceiling);
+  py-feeder    the best Python feeder of issue #8 in the tfq-bc topology (dist_peers.py
+               pyfeed): rows parsed and shuffled before the window, one thread per worker queue
+               running sess.make_callable(enqueue)(*numpy batch);
+  tf1-ingraph  per worker, in its graph: string_input_producer(shard) -> TextLineReader
+               .read_up_to(1024) -> decode_csv -> shuffle_batch(B, capacity 10k+3B,
+               min_after_dequeue 10k, num_threads=2, enqueue_many) under QueueRunners;
+  tfdata       per worker: CsvDataset(shard) -> shuffle(10k) -> batch(B) -> prefetch(1), and
+               TextLineDataset(shard) -> batch(1024) -> map(decode_csv, 2) -> unbatch ->
+               shuffle(10k) -> batch(B) -> prefetch(1); both reported, the better one is
+               "tfdata" in the targets;
+  tfos-style   TensorFlowOnSpark InputMode.SPARK (2.2): per worker a manager process serving a
+               JoinableQueue and a producer process (Python csv parse, one put per row, then
+               join); the worker gets rows one by one (DataFeed.next_batch(B)) and feeds the
+               step through feed_dict.  On a --tfos-rows prefix (default 100k), 1 run.
+
+Measurements per run: records/s = rows / (the last worker's end of input - the first worker's
+first step start), the go signal being given to the workers and the feeders at once.  Before
+it, every worker has built its graph, opened its session and run its step once with a 300 ms
+deadline (no data can be there yet), so that the step's graph is registered on the worker and the
+ps; the feeders that need preparing (limit and py-feeder: their rows parsed; the TFoS managers)
+are ready.  tfq-feed and the TFoS producers start at the go: their process start-up (tfq-feed:
+about 0.2 CPU-s, mostly loading TensorFlow's C library) is inside the window.  Also: records/s
+after the first batch (rows / (end - first batch out)), time to first batch per worker (go ->
+first step done), CPU-seconds per million records of each process (ps, worker0, worker1, every
+feeder, producer or manager) over the window, from /proc/<pid>/stat (a feeder that exits: its
+rusage from wait4 minus its CPU at the go), and their sum; the load average before and after.
+Best of --repeat runs (default 3; tfos-style 1; --quick: 1 each) by records/s, with the median
+and the spread; the CPU figures and the other rates are the medians of the runs.
+
+Correctness (exit status 1 otherwise): the row counts and checksums summed over the two workers
+equal those of the data, computed once with pyarrow (cached beside the data), for every run.
+
+Prints a table, `ENV {json}`, one `ROW {json}` per variant (bench/report.py reads them) and the
+issue's `TARGET` lines (measured ratio, met / missed).
+
+  .venv/bin/python bench/bench_dist.py [--quick] [--build DIR] [--data DIR] [--rows N]
+      [--repeat R] [--batch B] [--only tfq-bc,limit,...] [--tfos-rows N]
+"""
+import argparse
+import glob
+import json
+import os
+import queue
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.join(ROOT, "bench")
+SPEC = ",".join(["float32"] * 6 + ["int32"] * 3 + ["string"])
+NFILES = 16
+VARIANTS = ["tfq-bc", "tfq-a", "tfq-bc-2f", "limit", "py-feeder", "tf1-ingraph", "tfdata",
+            "tfos-style"]
+ROLES = {"tfq-bc": "tfq", "tfq-a": "info", "tfq-bc-2f": "info", "limit": "limit",
+         "py-feeder": "peer", "tf1-ingraph": "peer", "tfdata-csv": "peer",
+         "tfdata-textline": "peer", "tfos-style": "peer"}
+CLK = os.sysconf("SC_CLK_TCK")
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return [float(x) for x in f.read().split()[:3]]
+
+
+def proc_cpu(pid):
+    """utime + stime of process pid (every thread), seconds; None when it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLK
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+class Failed(Exception):
+    pass
+
+
+class Timeout(Failed):
+    pass
+
+
+class Proc:
+    """A child process in its own process group, its stdout lines in a queue (a reader thread),
+    its stderr kept in a file."""
+    live = []
+
+    def __init__(self, name, argv, env, logdir, stdin=True, short=None):
+        self.name, self.short = name, short or name
+        self.err_path = os.path.join(logdir, name + ".stderr")
+        self.err = open(self.err_path, "w")
+        self.p = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE if stdin else
+                                  subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.err,
+                                  text=True, start_new_session=True, bufsize=1)
+        self.pid = self.p.pid
+        self.lines = queue.Queue()
+        self.rusage_cpu = None
+        Proc.live.append(self)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def send(self, obj):
+        self.p.stdin.write((obj if isinstance(obj, str) else json.dumps(obj)) + "\n")
+        self.p.stdin.flush()
+
+    def expect(self, tag, timeout):
+        """The payload of the next stdout line starting with tag (other lines are skipped)."""
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise Timeout("%s: no %s within %.1f s%s" % (self.name, tag, timeout,
+                                                           self.tail()))
+            try:
+                line = self.lines.get(timeout=left)
+            except queue.Empty:
+                continue
+            if line is None:
+                self.p.wait()
+                raise Failed("%s exited (%s) before %s%s" % (self.name, self.p.returncode, tag,
+                                                             self.tail()))
+            if line.startswith("ERROR"):
+                raise Failed("%s: %s" % (self.name, line[6:]))
+            if line == tag or line.startswith(tag + " "):
+                return line[len(tag) + 1:]
+
+    def poll_exit(self):
+        """The exit status once exited (reaped with wait4: the process's total CPU, its children
+        included, in rusage_cpu), else None."""
+        if self.p.returncode is None:
+            pid, status, ru = os.wait4(self.pid, os.WNOHANG)
+            if not pid:
+                return None
+            self.p.returncode = os.waitstatus_to_exitcode(status)
+            self.rusage_cpu = ru.ru_utime + ru.ru_stime
+        return self.p.returncode
+
+    def wait_exit(self, timeout):
+        end = time.monotonic() + timeout
+        while True:
+            if self.poll_exit() is not None:
+                return self.p.returncode
+            if time.monotonic() > end:
+                raise Failed("%s did not exit within %.0f s%s" % (self.name, timeout, self.tail()))
+            time.sleep(0.01)
+
+    def tail(self):
+        try:
+            self.err.flush()
+            with open(self.err_path) as f:
+                t = [x for x in f.read().splitlines() if x.strip() and "oneDNN" not in x and
+                     "absl::InitializeLog" not in x]
+            return (": " + " | ".join(t[-3:])[:600]) if t else ""
+        except OSError:
+            return ""
+
+    def kill(self):
+        if self.p.returncode is None:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            try:
+                self.p.wait(10)
+            except Exception:
+                pass
+        else:  # the group may hold children of an exited leader
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        self.err.close()
+        if self in Proc.live:
+            Proc.live.remove(self)
+
+
+def kill_all():
+    for p in list(Proc.live):
+        p.kill()
+
+
+# ---- data ---------------------------------------------------------------------------------------
+
+def d5_files(data, build):
+    files = [os.path.join(data, "D5", "part-%02d.csv" % k) for k in range(NFILES)]
+    if not all(os.path.exists(f) for f in files):
+        gen = os.path.join(build, "bench", "gen_data")
+        print("bench_dist: generating the data sets into %s (%s)" % (data, gen), flush=True)
+        subprocess.run([gen, data], check=True, stdout=subprocess.DEVNULL)
+    return files
+
+
+def prefix_files(files, rows, work):
+    """The first rows/16 lines of each file, in work/D5-<rows>/ (reused when present)."""
+    per = rows // NFILES
+    out = os.path.join(work, "D5-%d" % rows)
+    os.makedirs(out, exist_ok=True)
+    res = []
+    for f in files:
+        dst = os.path.join(out, os.path.basename(f))
+        res.append(dst)
+        if os.path.exists(dst) and os.path.getmtime(dst) >= os.path.getmtime(f):
+            continue
+        with open(f, "rb") as src, open(dst + ".tmp", "wb") as o:
+            for i, line in enumerate(src):
+                if i >= per:
+                    break
+                o.write(line)
+        os.replace(dst + ".tmp", dst)
+    return res
+
+
+def expected(files, work):
+    """rows, fsum, isum, ssum of the files (pyarrow: float32 parsed directly, as decode_csv),
+    cached in work/expected.json by path, size and mtime."""
+    cache_path = os.path.join(work, "expected.json")
+    try:
+        with open(cache_path) as f:
+            cache = json.load(f)
+    except (OSError, ValueError):
+        cache = {}
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.csv as pc
+    tot = {"rows": 0, "fsum": 0, "isum": 0, "ssum": 0}
+    names = ["c%d" % i for i in range(10)]
+    types = {n: (pa.float32() if i < 6 else pa.int32() if i < 9 else pa.string())
+             for i, n in enumerate(names)}
+    changed = False
+    for path in files:
+        st = os.stat(path)
+        key = "%s|%d|%d" % (os.path.abspath(path), st.st_size, int(st.st_mtime))
+        if key not in cache:
+            t = pc.read_csv(path, read_options=pc.ReadOptions(column_names=names),
+                            convert_options=pc.ConvertOptions(column_types=types))
+            e = {"rows": t.num_rows, "fsum": 0, "isum": 0, "ssum": 0}
+            for i in range(6):
+                e["fsum"] += int(t.column(i).to_numpy().view(np.uint32).sum(dtype=np.uint64))
+            for i in range(6, 9):
+                e["isum"] += int(t.column(i).to_numpy().astype(np.int64).sum())
+            s = t.column(9).combine_chunks()
+            off = np.frombuffer(s.buffers()[1], np.int32)[s.offset:s.offset + len(s) + 1]
+            e["ssum"] = int(np.frombuffer(s.buffers()[2], np.uint8)[off[0]:off[-1]]
+                            .sum(dtype=np.uint64))
+            cache[key] = e
+            changed = True
+        for k in tot:
+            tot[k] += cache[key][k]
+    if changed:
+        with open(cache_path, "w") as f:
+            json.dump(cache, f)
+    return tot
+
+
+# ---- one variant --------------------------------------------------------------------------------
+
+class Cluster:
+    def __init__(self, py, logdir, tag):
+        ports = [free_port() for _ in range(3)]
+        self.spec = {"ps": ["127.0.0.1:%d" % ports[0]],
+                     "worker": ["127.0.0.1:%d" % ports[1], "127.0.0.1:%d" % ports[2]]}
+        self.spec_string = "ps=%s;worker=%s" % (self.spec["ps"][0], ",".join(self.spec["worker"]))
+        self.procs = {}
+        for job, i, name in (("ps", 0, "ps"), ("worker", 0, "worker0"), ("worker", 1, "worker1")):
+            env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_CONFIG=json.dumps(
+                {"cluster": self.spec, "task": {"type": job, "index": i}}))
+            self.procs[name] = Proc("%s-%s" % (tag, name), [py, os.path.join(HERE,
+                                                                           "dist_worker.py"), job],
+                                    env, logdir, stdin=job == "worker")
+        for p in self.procs.values():
+            p.expect("UP", 180)
+        self.workers = [self.procs["worker0"], self.procs["worker1"]]
+
+    def tf_config(self, task=None):
+        c = {"cluster": self.spec}
+        if task is not None:
+            c["task"] = {"type": "worker", "index": task}
+        return json.dumps(c)
+
+    def close(self):
+        for w in self.workers:
+            try:
+                w.send({"cmd": "exit"})
+            except OSError:
+                pass
+        for p in self.procs.values():
+            p.kill()
+
+
+def run_once(a, cl, impl, rep, files, exp, logdir, extra_procs):
+    """One timed run of `impl` on the live cluster `cl`; returns its figures."""
+    B = a.batch
+    qname = "w6_%s_%d" % (impl.replace("-", "_"), rep)
+    shards = [files[k::2] for k in range(2)]
+    base = {"cmd": "prepare", "rep": rep, "batch": B, "queue": qname, "seed": 1000 + rep}
+    if impl in ("tfq-bc", "tfq-bc-2f", "limit", "py-feeder"):
+        cmds = [dict(base, input="queue-batches", capacity=8) for _ in range(2)]
+    elif impl == "tfq-a":
+        cmds = [dict(base, input="queue-rows", capacity=8 * B) for _ in range(2)]
+    elif impl == "tf1-ingraph":
+        cmds = [dict(base, input="tf1", files=shards[k]) for k in range(2)]
+    elif impl in ("tfdata-csv", "tfdata-textline"):
+        cmds = [dict(base, input=impl, files=shards[k]) for k in range(2)]
+    elif impl == "tfos-style":
+        cmds = [dict(base, input="tfos", manager=extra_procs[k].addr, authkey="w6")
+                for k in range(2)]
+    else:
+        raise ValueError(impl)
+    for w, c in zip(cl.workers, cmds):
+        w.send(c)
+    for w in cl.workers:
+        w.expect("PREPARED", 300)
+
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    feeders, prepared, at_go = [], [], []
+    tfq_feed = os.path.join(a.build, "tools", "tfq-feed")
+    common = ["-d", SPEC, "-b", str(B), "--queue", qname, "--seed", str(1000 + rep), "-q",
+              "--stats"]
+    if impl == "limit":
+        prepared.append(Proc("%s-r%d-limit" % (impl, rep),
+                             [os.path.join(a.build, "bench", "bench_dist_limit"), "--cluster",
+                              cl.spec_string, "--queue", qname, "-b", str(B),
+                              "--threads-per-queue", str(a.feeder_threads)] + files, env,
+                             logdir, short="limit"))
+    elif impl == "py-feeder":
+        prepared.append(Proc("%s-r%d-pyfeed" % (impl, rep),
+                             [a.python, os.path.join(HERE, "dist_peers.py"), "pyfeed",
+                              "--cluster", json.dumps(cl.spec), "--queue", qname, "--batch",
+                              str(B), "--seed", str(1000 + rep), "--threads-per-queue",
+                              str(a.feeder_threads)] + files, env, logdir, short="pyfeed"))
+    elif impl == "tfq-a":
+        at_go.append(("tfq-feed", [tfq_feed, "--to", "ps", "--elements", "rows", "-j", "2"] +
+                      common + files, dict(env, TF_CONFIG=cl.tf_config())))
+    elif impl == "tfq-bc":
+        at_go.append(("tfq-feed", [tfq_feed, "--to", "workers", "--elements", "batches", "-j",
+                                   "2"] + common + files, dict(env, TF_CONFIG=cl.tf_config())))
+    elif impl == "tfq-bc-2f":
+        for k in range(2):  # each beside its worker (TF_CONFIG's task), reading its shard
+            at_go.append(("tfq-feed%d" % k, [tfq_feed, "--to", "workers", "--elements",
+                                             "batches", "-j", "1", "--shard", "%d/2" % k,
+                                             "--feeders", "2"] + common + files,
+                          dict(env, TF_CONFIG=cl.tf_config(k))))
+    elif impl == "tfos-style":
+        for k in range(2):
+            at_go.append(("producer%d" % k, [a.python, os.path.join(HERE, "dist_peers.py"),
+                                             "tfos-produce", extra_procs[k].addr] + shards[k],
+                          dict(env, TFOS_AUTHKEY="w6")))
+    for p in prepared:
+        p.expect("READY", 600)
+
+    # The window: CPU of every live process now, then go to the workers and the feeders at once.
+    live = {"ps": cl.procs["ps"].pid, "worker0": cl.workers[0].pid, "worker1": cl.workers[1].pid}
+    for k, m in enumerate(extra_procs):
+        live["manager%d" % k] = m.pid
+    for p in prepared:
+        live[p.short] = p.pid
+    la0 = loadavg()
+    cpu0 = {k: proc_cpu(pid) for k, pid in live.items()}
+    t_go = time.monotonic()
+    for w in cl.workers:
+        w.send({"cmd": "go"})
+    for p in prepared:
+        p.send("go")
+    started = [Proc("%s-r%d-%s" % (impl, rep, name), argv, e, logdir, stdin=False, short=name)
+               for name, argv, e in at_go]
+    results = []
+    end = time.monotonic() + a.timeout
+    for w in cl.workers:
+        while True:  # a feeder that fails leaves the workers waiting: fail at once
+            try:
+                results.append(json.loads(w.expect("RESULT", 0.5)))
+                break
+            except Timeout:
+                if time.monotonic() > end:
+                    raise Timeout("%s: no RESULT within %.0f s (--timeout)%s" % (
+                        w.name, a.timeout, w.tail()))
+            for p in prepared + started:
+                rc = p.poll_exit()
+                if rc:
+                    raise Failed("%s exited with status %s%s" % (p.name, rc, p.tail()))
+    cpu1 = {k: proc_cpu(pid) for k, pid in live.items()}
+    la1 = loadavg()
+    cpu = {}
+    for k in live:
+        if cpu1[k] is not None and cpu0[k] is not None:
+            cpu[k] = cpu1[k] - cpu0[k]
+    stats = []
+    for p in prepared + started:
+        rc = p.wait_exit(120)
+        short = p.short
+        if rc != 0:
+            raise Failed("%s exited with status %s%s" % (p.name, rc, p.tail()))
+        cpu[short] = p.rusage_cpu - (cpu0.get(short) or 0.0)
+        with open(p.err_path) as f:
+            stats += [x for x in f.read().splitlines() if "stats:" in x]
+        p.kill()
+
+    rows = sum(r["rows"] for r in results)
+    got = {k: sum(r[k] for r in results) for k in ("fsum", "isum", "ssum")}
+    got["rows"] = rows
+    ok = all(got[k] == exp[k] for k in exp)
+    t0 = min(r["t_first"] for r in results)
+    t1 = max(r["t_end"] for r in results)
+    tb = min(r["t_first_end"] for r in results)
+    return {"impl": impl, "rep": rep, "rows": rows, "seconds": t1 - t0,
+            "records_per_s": rows / (t1 - t0) if t1 > t0 else 0.0,
+            "records_per_s_after_first": rows / (t1 - tb) if t1 > tb else 0.0,
+            "ttfb_ms": [round((r["t_first_end"] - t_go) * 1e3, 2) for r in results],
+            "worker_rows": [r["rows"] for r in results], "steps": [r["steps"] for r in results],
+            "cpu_s": cpu, "checksum_ok": ok, "got": got, "expected": exp,
+            "loadavg_before": la0, "loadavg_after": la1, "stats": stats}
+
+
+def run_variant(a, variant, files, tfos_files, exps, logdir):
+    """Starts a fresh cluster, runs every implementation of the variant --repeat times."""
+    impls = {"tfdata": ["tfdata-csv", "tfdata-textline"]}.get(variant, [variant])
+    reps = 1 if variant == "tfos-style" else a.repeat
+    vfiles = tfos_files if variant == "tfos-style" else files
+    exp = exps["tfos" if variant == "tfos-style" else "main"]
+    out = {}
+    cl = None
+    extra = []
+    try:
+        cl = Cluster(a.python, logdir, variant)
+        if variant == "tfos-style":
+            for k in range(2):
+                addr = os.path.join(logdir, "tfos-%d-%d.sock" % (os.getpid(), k))
+                if os.path.exists(addr):
+                    os.unlink(addr)
+                m = Proc("%s-manager%d" % (variant, k), [a.python, os.path.join(
+                    HERE, "dist_peers.py"), "tfos-manager", addr], dict(os.environ,
+                                                                        TFOS_AUTHKEY="w6"),
+                    logdir, stdin=False)
+                m.expect("UP", 60)
+                m.addr = addr
+                extra.append(m)
+        for impl in impls:
+            runs = []
+            for rep in range(reps):
+                try:
+                    r = run_once(a, cl, impl, len(runs) + 100 * impls.index(impl), vfiles, exp,
+                                 logdir, extra)
+                except Failed as e:
+                    out[impl] = {"impl": impl, "error": str(e)}
+                    print("  %-16s run %d FAILED: %s" % (impl, rep + 1, e), flush=True)
+                    break
+                print("  %-16s run %d: %9.0f records/s, %.2f s, first batch %s ms, %s%s" % (
+                    impl, rep + 1, r["records_per_s"], r["seconds"],
+                    "/".join("%.0f" % x for x in r["ttfb_ms"]),
+                    " ".join("%s %.2f" % (k, v) for k, v in r["cpu_s"].items()),
+                    "" if r["checksum_ok"] else "  CHECKSUM MISMATCH"), flush=True)
+                runs.append(r)
+            else:
+                out[impl] = {"impl": impl, "runs": runs}
+    except Failed as e:
+        for impl in impls:
+            out.setdefault(impl, {"impl": impl, "error": str(e)})
+        print("  %-16s FAILED: %s" % (variant, e), flush=True)
+    finally:
+        for m in extra:
+            m.kill()
+            if os.path.exists(m.addr):
+                os.unlink(m.addr)
+        if cl:
+            cl.close()
+        kill_all()
+    return out
+
+
+def summarize(impl, runs, rows_per_run):
+    best = max(runs, key=lambda r: r["records_per_s"])
+    rates = [r["records_per_s"] for r in runs]
+    procs = []
+    for r in runs:
+        for k in r["cpu_s"]:
+            if k not in procs:
+                procs.append(k)
+    per = {k: statistics.median([r["cpu_s"].get(k, 0.0) / r["rows"] * 1e6 for r in runs])
+           for k in procs}
+    feeders = [k for k in procs if k.startswith(("tfq-feed", "limit", "pyfeed", "producer",
+                                                  "manager"))]
+    return {"bench": "dist", "impl": impl, "role": ROLES.get(impl, "info"),
+            "rows": best["rows"], "runs": len(runs), "batch": rows_per_run["batch"],
+            "records_per_s": round(best["records_per_s"]),
+            "records_per_s_median": round(statistics.median(rates)),
+            "records_per_s_min": round(min(rates)), "records_per_s_max": round(max(rates)),
+            "records_per_s_after_first_batch": round(statistics.median(
+                [r["records_per_s_after_first"] for r in runs])),
+            "seconds": round(best["seconds"], 3),
+            "ttfb_ms": round(statistics.median([max(r["ttfb_ms"]) for r in runs]), 1),
+            "ttfb_ms_workers": best["ttfb_ms"], "worker_rows": best["worker_rows"],
+            "cpu_s_per_1m": round(sum(per.values()), 3),
+            "cpu_s_per_1m_procs": {k: round(v, 3) for k, v in per.items()},
+            "feeder_cpu_s_per_1m": round(sum(per[k] for k in feeders), 3) if feeders else None,
+            "checksum_ok": all(r["checksum_ok"] for r in runs),
+            "loadavg_before": runs[0]["loadavg_before"], "loadavg_after": runs[-1]["loadavg_after"]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="200k rows, 1 run per variant, tfos-style on 50k rows")
+    ap.add_argument("--build", help="build tree with tools/tfq-feed and bench/bench_dist_limit "
+                    "(default: the newest build*/ that has tfq-feed)")
+    ap.add_argument("--data", default=os.path.join(ROOT, "bench", "data"),
+                    help="data directory holding D5/ (generated with gen_data when missing)")
+    ap.add_argument("--work", default=os.path.join(ROOT, "bench", "out", "dist"),
+                    help="prefix files, expected checksums and the processes' logs")
+    ap.add_argument("--rows", type=int, help="rows of D5 used (default 1,000,000; --quick 200k)")
+    ap.add_argument("--tfos-rows", type=int, help="rows for tfos-style (100k; --quick 50k)")
+    ap.add_argument("--repeat", type=int, help="runs per variant, the best kept (3; --quick 1)")
+    ap.add_argument("--batch", type=int, default=1024, help="B, rows per training step")
+    ap.add_argument("--only", default=",".join(VARIANTS), help="variants, comma-separated")
+    ap.add_argument("--timeout", type=float, default=300, help="seconds per run")
+    ap.add_argument("--feeder-threads", type=int, default=1,
+                    help="limit and py-feeder: pushing threads per worker queue")
+    ap.add_argument("--python", default=sys.executable)
+    a = ap.parse_args()
+    a.rows = a.rows or (200000 if a.quick else 1000000)
+    a.tfos_rows = min(a.tfos_rows or (50000 if a.quick else 100000), a.rows)
+    a.repeat = a.repeat or (1 if a.quick else 3)
+    only = [v for v in a.only.split(",") if v]
+    bad = [v for v in only if v not in VARIANTS]
+    if bad:
+        ap.error("unknown variant(s) %s (known: %s)" % (",".join(bad), ",".join(VARIANTS)))
+    if not a.build:
+        hits = sorted(glob.glob(os.path.join(ROOT, "build*", "tools", "tfq-feed")),
+                      key=os.path.getmtime, reverse=True)
+        a.build = os.path.dirname(os.path.dirname(hits[0])) if hits else None
+    if not a.build or not os.path.exists(os.path.join(a.build, "tools", "tfq-feed")):
+        print("bench_dist: no tfq-feed (build with the tensorflow feature: tools/tfq-feed)")
+        return 77
+    if "limit" in only and not os.path.exists(os.path.join(a.build, "bench", "bench_dist_limit")):
+        print("bench_dist: no bench/bench_dist_limit in %s: limit skipped" % a.build)
+        only.remove("limit")
+    t_start = time.time()
+    os.makedirs(a.work, exist_ok=True)
+    logdir = os.path.join(a.work, "logs")
+    os.makedirs(logdir, exist_ok=True)
+    files = d5_files(a.data, a.build)
+    if a.rows < 1000000:
+        files = prefix_files(files, a.rows, a.work)
+    tfos_files = prefix_files(files, a.tfos_rows, a.work) if a.tfos_rows < a.rows else files
+    exps = {"main": expected(files, a.work), "tfos": expected(tfos_files, a.work)}
+
+    def on_term(sig, frame):
+        raise SystemExit(128 + sig)
+    signal.signal(signal.SIGTERM, on_term)
+
+    la0 = loadavg()
+    print("bench_dist: W6 distributed feeding, loopback cluster ps:0 + worker:0 + worker:1, "
+          "%d CPUs, D5 %d rows in %d files (tfos-style %d), B=%d, best of %d; load average "
+          "%.2f %.2f %.2f" % (os.cpu_count(), exps["main"]["rows"], len(files),
+                              exps["tfos"]["rows"], a.batch, a.repeat, *la0), flush=True)
+    print("ENV " + json.dumps({"bench": "dist", "rows": exps["main"]["rows"],
+                               "tfos_rows": exps["tfos"]["rows"], "batch": a.batch,
+                               "repeat": a.repeat, "cpus": os.cpu_count(), "loadavg": la0,
+                               "build": os.path.relpath(a.build, ROOT),
+                               "quick": bool(a.quick)}), flush=True)
+    summary, errors, mismatch = [], {}, False
+    try:
+        for v in only:
+            print("[%s] load %.2f" % (v, loadavg()[0]), flush=True)
+            res = run_variant(a, v, files, tfos_files, exps, logdir)
+            for impl, r in res.items():
+                if "error" in r:
+                    errors[impl] = r["error"]
+                    continue
+                s = summarize(impl, r["runs"], {"batch": a.batch})
+                if not s["checksum_ok"]:
+                    mismatch = True
+                    bad_run = next(x for x in r["runs"] if not x["checksum_ok"])
+                    print("  CHECKSUM MISMATCH %s: got %s, expected %s" % (
+                        impl, bad_run["got"], bad_run["expected"]), flush=True)
+                if r["runs"][0]["stats"]:
+                    print("    " + "\n    ".join(r["runs"][0]["stats"][:4]))
+                summary.append(s)
+                print("ROW " + json.dumps(s), flush=True)
+    finally:
+        kill_all()
+    la1 = loadavg()
+
+    # ---- the table and the targets ----
+    print()
+    print("%-16s %-5s %10s %10s %17s %10s %9s | %6s %7s %7s %7s %7s  %s" % (
+        "variant", "role", "records/s", "median", "spread (min-max)", "after 1st", "1st batch",
+        "ps", "worker0", "worker1", "feeders", "total", "<- CPU-s per 1M records; rows"))
+    for s in summary:
+        p = s["cpu_s_per_1m_procs"]
+        print("%-16s %-5s %10.0f %10.0f %8.0f-%-8.0f %10.0f %7.0fms | %6.2f %7.2f %7.2f %7s %7.2f"
+              "  %d%s" % (
+            s["impl"], s["role"], s["records_per_s"], s["records_per_s_median"],
+            s["records_per_s_min"], s["records_per_s_max"],
+            s["records_per_s_after_first_batch"], s["ttfb_ms"], p.get("ps", 0),
+            p.get("worker0", 0), p.get("worker1", 0),
+            "%.2f" % s["feeder_cpu_s_per_1m"] if s["feeder_cpu_s_per_1m"] is not None else "-",
+            s["cpu_s_per_1m"], s["rows"], "" if s["checksum_ok"] else " CHECKSUM MISMATCH"))
+    for impl, e in errors.items():
+        print("%-16s n/a (%s)" % (impl, e[:200]))
+    print("load average before %.2f %.2f %.2f, after %.2f %.2f %.2f (2 vCPUs shared: above ~2 "
+          "the figures are low and noisy); %.0f s" % (*la0, *la1, time.time() - t_start))
+
+    by = {s["impl"]: s for s in summary}
+    bc = by.get("tfq-bc")
+    ing = [by[k] for k in ("tf1-ingraph", "tfdata-csv", "tfdata-textline") if k in by]
+    best_in = max(ing, key=lambda s: s["records_per_s"]) if ing else None
+    low_cpu = min(ing, key=lambda s: s["cpu_s_per_1m"]) if ing else None
+
+    def target(what, num, den, key, bound, at_least=True, note=""):
+        if not num or not den or not den.get(key) or num.get(key) is None:
+            print("TARGET W6 %s: n/a (variant missing)" % what)
+            return
+        v = num[key] / den[key]
+        met = v >= bound if at_least else v <= bound
+        print("TARGET W6 %s %s %gx: %.2fx%s %s" % (what, ">=" if at_least else "<=", bound, v,
+                                                   note, "met" if met else "missed"))
+    target("tfq-bc / best in-graph peer (%s) records/s" % (best_in["impl"] if best_in else "-"),
+           bc, best_in, "records_per_s", 10)
+    target("tfq-bc / leanest in-graph peer (%s) CPU-s per 1M records, all processes" % (
+        low_cpu["impl"] if low_cpu else "-"), bc, low_cpu, "cpu_s_per_1m", 0.2, at_least=False)
+    target("tfq-bc / tfq-a records/s (B=%d)" % a.batch, bc, by.get("tfq-a"), "records_per_s", 3)
+    target("tfq-bc / limit records/s", bc, by.get("limit"), "records_per_s", 0.5)
+    target("tfq-bc / tfos-style records/s", bc, by.get("tfos-style"), "records_per_s", 100,
+           note=" (tfos-style on %d rows)" % exps["tfos"]["rows"])
+    target("tfq-feed CPU per record / py-feeder's (tfq-bc topology; feeder processes only)", bc,
+           by.get("py-feeder"), "feeder_cpu_s_per_1m", 0.5, at_least=False)
+    if mismatch:
+        print("bench_dist: CHECKSUM MISMATCH (see above)")
+        return 1
+    tfq_failed = [k for k in errors if k.startswith("tfq")]
+    if tfq_failed:
+        print("bench_dist: FAILED: %s" % ", ".join(tfq_failed))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    finally:
+        kill_all()
