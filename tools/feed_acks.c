@@ -79,7 +79,8 @@ tfq_code acks_new(feed *f, const char *session_target, const char *device, int64
   k->slot = slot;
   k->ntasks = tfq_tf_cluster_num_tasks(f->cluster, "worker");
   k->tasks = xcalloc((size_t)(k->ntasks > 0 ? k->ntasks : 1), sizeof *k->tasks);
-  for (int i = 0; i < k->ntasks; i++) k->tasks[i] = tfq_tf_cluster_task_index(f->cluster, "worker", i);
+  for (int i = 0; i < k->ntasks; i++)
+    k->tasks[i] = tfq_tf_cluster_task_index(f->cluster, "worker", i);
   f->ak = k;
   char name[300];
   snprintf(name, sizeof name, "%s_acked", f->a->o.queue);
@@ -140,7 +141,8 @@ static tfq_code element(const entry *e, tfq_tuple **out, tfq_status *st) {
     return c;
   }
   tfq_tuple_set_take(*out, 0, key);
-  for (size_t i = 0; i < n; i++) tfq_tuple_set_take(*out, i + 1, tfq_tensor_ref(tfq_tuple_get(e->cols, i)));
+  for (size_t i = 0; i < n; i++)
+    tfq_tuple_set_take(*out, i + 1, tfq_tensor_ref(tfq_tuple_get(e->cols, i)));
   return TFQ_OK;
 }
 
@@ -220,7 +222,7 @@ tfq_code acks_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
     lock(k);
     dead = t->dead;
     unlock(k);
-    if (dead) break; /* the probe moved the batch to `resend` */
+    if (dead) break;                          /* the probe moved the batch to `resend` */
     if (c == TFQ_DEADLINE_EXCEEDED) continue; /* a full queue of a live worker: wait more */
     tfq_tuple_free(el);
     return name_task(t, c, st);

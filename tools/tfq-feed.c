@@ -439,8 +439,7 @@ int main(int argc, char **argv) {
             closed ? "by this feeder" : "by the last feeder");
     for (size_t i = 0; i < f->nt; i++)
       fprintf(stderr, "%s: stats:   %s queue '%s': %" PRId64 " rows in %" PRId64 " enqueues\n",
-              g_prog, f->t[i].label, f->t[i].name, target_rows(&f->t[i]),
-              target_batches(&f->t[i]));
+              g_prog, f->t[i].label, f->t[i].name, target_rows(&f->t[i]), target_batches(&f->t[i]));
   }
   if (o->acks) {
     acks_stats k;
@@ -459,15 +458,7 @@ int main(int argc, char **argv) {
            " units); the last feeder closes the queues",
            o->unit, ndone, o->feeders);
 
-  tfq_runner_free(f->runner);
-  acks_free(f);
-  for (size_t i = 0; i < f->nt; i++) {
-    tfq_tf_feeder_free(f->t[i].f);
-    tfq_tf_queue_free(f->t[i].q);
-  }
-  free(f->t);
-  pipeline_free(a);
-  tfq_tf_cluster_free(f->cluster);
-  tfq_status_free(st);
+  /* Done.  Nothing is freed: closing a TF session to a worker that has already stopped (after
+   * its OutOfRange) retries until --timeout-ms, and the process ends here anyway. */
   leave(EXIT_OK);
 }

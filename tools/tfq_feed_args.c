@@ -159,8 +159,9 @@ cat_args_status feed_parse_options(int argc, char **argv, options *o, int *first
   else if (o->unit >= o->feeders)
     why = "--unit must be below --feeders";
   else if (o->acks && (o->to_ps || o->rows))
-    why = "--acks needs --to workers --elements batches (a lost worker's batches are known only "
-          "when each worker has its own queue)";
+    why =
+        "--acks needs --to workers --elements batches (a lost worker's batches are known only "
+        "when each worker has its own queue)";
   else if (o->acks && o->unit >= 65536)
     why = "--acks: at most 65536 units";
   if (why) {

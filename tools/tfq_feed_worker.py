@@ -171,7 +171,7 @@ def default_capacity(elements="batches", batch_size=DEFAULT_BATCH_SIZE):
 
 
 def make_queue(spec, to="workers", elements="batches", queue=DEFAULT_QUEUE, capacity=None,
-               batch_size=DEFAULT_BATCH_SIZE, task_index=0):
+               batch_size=DEFAULT_BATCH_SIZE, task_index=0, acks=False):
     """The ``tf.queue.FIFOQueue`` tfq-feed feeds, built in the default graph.
 
     ``spec``: as ``parse_spec``.  ``to``/``elements``/``queue``: tfq-feed's ``--to``,
@@ -180,14 +180,18 @@ def make_queue(spec, to="workers", elements="batches", queue=DEFAULT_QUEUE, capa
     that default.  ``task_index``: the worker whose queue this is (``to="workers"``; ignored for
     the ps queue).  Rows: ``shapes=[[]] * ncols``; batches: no shapes.
 
+    ``acks``: tfq-feed runs with ``--acks``: every element starts with an int64 scalar key.
+
     Raises RuntimeError in eager mode (TF would give the queue a unique shared name, so it would
     never meet tfq-feed's): call ``tf.compat.v1.disable_eager_execution()`` first.
     """
     _check(to, elements)
+    if acks and (to != "workers" or elements != "batches"):
+        raise ValueError("acks: tfq-feed --acks feeds per-worker batch queues only")
     if tf.executing_eagerly():
         raise RuntimeError("tfq_feed_worker: eager mode would rename the shared queue; call "
                            "tf.compat.v1.disable_eager_execution() before building the graph")
-    dtypes = parse_spec(spec)
+    dtypes = ([tf.int64] if acks else []) + list(parse_spec(spec))
     if capacity is None:
         capacity = default_capacity(elements, batch_size)
     name = queue_name(queue, to, task_index)
@@ -198,7 +202,8 @@ def make_queue(spec, to="workers", elements="batches", queue=DEFAULT_QUEUE, capa
 
 
 def dequeue(spec, to="workers", elements="batches", queue=DEFAULT_QUEUE, capacity=None,
-            batch_size=DEFAULT_BATCH_SIZE, task_index=0, n=None, many=False, device=None):
+            batch_size=DEFAULT_BATCH_SIZE, task_index=0, n=None, many=False, device=None,
+            acks=False):
     """The dequeue op of tfq-feed's queue (``make_queue``'s arguments), as a list of tensors, one
     per column in the order of the CSV columns (``-d``/``--select-cols``).
 
@@ -210,8 +215,11 @@ def dequeue(spec, to="workers", elements="batches", queue=DEFAULT_QUEUE, capacit
     The op is placed on ``device`` (default: the worker ``task_index``, where the training step
     runs).  Each run raises ``tf.errors.OutOfRangeError`` once tfq-feed has closed the queue and
     it is empty.
+
+    ``acks=True`` (tfq-feed ``--acks``): the first tensor returned is the batch's key (an int64
+    scalar), to be passed to ``ack`` in the same run as the training step.
     """
-    q = make_queue(spec, to, elements, queue, capacity, batch_size, task_index)
+    q = make_queue(spec, to, elements, queue, capacity, batch_size, task_index, acks)
     ncols = len(q.dtypes)
     with tf.device(device or f"/job:worker/task:{int(task_index)}"):
         if elements == "batches":
@@ -225,9 +233,36 @@ def dequeue(spec, to="workers", elements="batches", queue=DEFAULT_QUEUE, capacit
     out = list(out) if isinstance(out, (list, tuple)) else [out]
     assert len(out) == ncols
     if elements == "batches":
-        for t in out:
+        for t in out[1 if acks else 0:]:
             t.set_shape([None])
     return out
+
+
+def ack(key, rows, train, task_index, queue=DEFAULT_QUEUE, device="/job:ps/task:0"):
+    """The acknowledgement of tfq-feed ``--acks``: an op, control-dependent on ``train`` (the
+    training step), that inserts ``key << 6 | task_index -> rows`` into the table
+    ``<queue>_acked`` on the ps (``/job:worker/task:0`` in a cluster without a ps).  Run it in
+    the same ``Session.run`` as the step: ``sess.run([train, ack_op])``.  ``key``: the first
+    tensor of ``dequeue(..., acks=True)``; ``rows``: the rows of the batch (e.g. ``tf.size`` of
+    a column).  At most 64 worker tasks.
+
+    The feeder keeps each batch until it sees its acknowledgement; when a worker is lost (two
+    failed probes), its unacknowledged batches go to the other workers, so every record is
+    trained at least once; a batch trained by a worker that died before its ack landed is
+    trained again (and counted as a duplicate by the feeder's ``--stats``)."""
+    if not 0 <= int(task_index) < 64:
+        raise ValueError("acks: worker task indices 0..63")
+    with tf.device(device):
+        table = tf.raw_ops.MutableHashTableV2(key_dtype=tf.int64, value_dtype=tf.int64,
+                                              shared_name=f"{queue}_acked", container="",
+                                              use_node_name_sharing=False)
+        with tf.control_dependencies([train]):
+            k = tf.bitwise.bitwise_or(tf.bitwise.left_shift(tf.cast(key, tf.int64),
+                                                            tf.constant(6, tf.int64)),
+                                      tf.constant(int(task_index), tf.int64))
+            return tf.raw_ops.LookupTableInsertV2(
+                table_handle=table, keys=tf.reshape(k, [1]),
+                values=tf.reshape(tf.cast(rows, tf.int64), [1]))
 
 
 def done_set(queue=DEFAULT_QUEUE, device="/job:ps/task:0"):

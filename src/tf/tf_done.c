@@ -236,8 +236,8 @@ tfq_code tfq_tf_done_find(tfq_tf_done *d, const int64_t *keys, int64_t n, int64_
   TF_Tensor *in = TF_AllocateTensor(TF_INT64, dim, 1, (size_t)n * sizeof(int64_t)), *r = NULL;
   if (!in) return tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "out of memory");
   memcpy(TF_TensorData(in), keys, (size_t)n * sizeof(int64_t));
-  tfq_code c = tfq__tf_run(d->session, d->run_options, &d->keys, &in, 1, &d->found, &r, 1, NULL,
-                           0, st);
+  tfq_code c =
+      tfq__tf_run(d->session, d->run_options, &d->keys, &in, 1, &d->found, &r, 1, NULL, 0, st);
   TF_DeleteTensor(in);
   if (c == TFQ_OK) {
     if (r && TF_TensorType(r) == TF_INT64 && TF_TensorByteSize(r) == (size_t)n * sizeof(int64_t)) {

@@ -50,6 +50,7 @@ def free_ports(n):
 
 WORKER = r'''
 import os, sys, time, signal
+TOOLS = @TOOLS@
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf
 tf.compat.v1.disable_eager_execution()
@@ -60,15 +61,12 @@ server = tf.distribute.Server(cs, job_name=job, task_index=task)
 if job == "ps":
     print("ps up", flush=True)
     server.join()
+sys.path.insert(0, TOOLS)
+import tfq_feed_worker as tfw  # the worker side of tfq-feed --acks
+key, ids, x, s = tfw.dequeue("int64,float32:0,string:", queue="ff", task_index=task, acks=True)
 with tf.device(f"/job:worker/task:{task}"):
-    q = tf.queue.FIFOQueue(8, [tf.int64, tf.int64, tf.float32, tf.string], shared_name=f"ff_w{task}", name="q")
-    key, ids, x, s = q.dequeue()
-    ids.set_shape([None])
     train = tf.reduce_sum(x)  # stands in for a training step
-with tf.device("/job:ps/task:0"):
-    table = tf.raw_ops.MutableHashTableV2(key_dtype=tf.int64, value_dtype=tf.int64, shared_name="ff_acked", container="", use_node_name_sharing=False)
-    with tf.control_dependencies([train]):
-        ack = tf.raw_ops.LookupTableInsertV2(table_handle=table, keys=tf.reshape(tf.bitwise.bitwise_or(tf.bitwise.left_shift(key, 6), task), [1]), values=tf.reshape(tf.cast(tf.size(ids), tf.int64), [1]))
+ack = tfw.ack(key, tf.size(ids), train, task, queue="ff")
 sess = tf.compat.v1.Session(server.target, config=tf.compat.v1.ConfigProto(device_filters=["/job:ps", f"/job:worker/task:{task}"]))
 log = open(out, "w")
 steps = 0
@@ -100,7 +98,9 @@ class Cluster:
         self.d = d
         self.logs = [os.path.join(d, f"w{i}.log") for i in range(2)]
         script = os.path.join(d, "node.py")
-        open(script, "w").write(WORKER)
+        tools = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__)))), "tools")
+        open(script, "w").write(WORKER.replace("@TOOLS@", repr(tools)))
         ps = ",".join(map(str, self.ports))
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
         self.procs.append(subprocess.Popen([py, script, ps, "ps", "0", "-", "0", "0"], env=env,
