@@ -20,7 +20,8 @@ Variants (the input of that step):
   tfq-bc       one tfq-feed, --to workers --elements batches (-j 2): a batch-element queue on
                each worker task, workers dequeue() one batch;
   tfq-bc-2f    two tfq-feed, --shard 0/2 and 1/2 (--feeders 2, -j 1 each: the same reader
-               threads in all), each feeding both worker queues; the done set closes them;
+               threads in all), each feeding both worker queues, with --acks (the workers
+               acknowledge each batch in the step's run); the done set closes the queues;
   limit        the tfq-bc topology fed by bench_dist_limit (C, libtfq_tf): the rows decoded
                before the window into batches of B, pushed with tfq_tf_queue_enqueue_batch by
                one thread per queue: no CSV, no shuffle in the window (the ceiling);
@@ -54,7 +55,9 @@ Best of --repeat runs (default 3; tfos-style 1; --quick: 1 each) by records/s, w
 and the spread; the CPU figures and the other rates are the medians of the runs.
 
 Correctness (exit status 1 otherwise): the row counts and checksums summed over the two workers
-equal those of the data, computed once with pyarrow (cached beside the data), for every run.
+equal those of the data, computed once with pyarrow (cached beside the data), for every run;
+for tfq-bc-2f also each feeder's --stats: every batch sent acknowledged, no duplicate, and the
+acknowledged records of the two adding up to the data's rows.
 
 Prints a table, `ENV {json}`, one `ROW {json}` per variant (bench/report.py reads them) and the
 issue's `TARGET` lines (measured ratio, met / missed).
@@ -67,6 +70,7 @@ import glob
 import json
 import os
 import queue
+import re
 import signal
 import socket
 import statistics
@@ -336,7 +340,8 @@ def run_once(a, cl, impl, rep, files, exp, logdir, extra_procs):
     shards = [files[k::2] for k in range(2)]
     base = {"cmd": "prepare", "rep": rep, "batch": B, "queue": qname, "seed": 1000 + rep}
     if impl in ("tfq-bc", "tfq-bc-2f", "limit", "py-feeder"):
-        cmds = [dict(base, input="queue-batches", capacity=8) for _ in range(2)]
+        cmds = [dict(base, input="queue-batches", capacity=8, acks=impl == "tfq-bc-2f")
+                for _ in range(2)]
     elif impl == "tfq-a":
         cmds = [dict(base, input="queue-rows", capacity=8 * B) for _ in range(2)]
     elif impl == "tf1-ingraph":
@@ -380,7 +385,7 @@ def run_once(a, cl, impl, rep, files, exp, logdir, extra_procs):
         for k in range(2):  # each beside its worker (TF_CONFIG's task), reading its shard
             at_go.append(("tfq-feed%d" % k, [tfq_feed, "--to", "workers", "--elements",
                                              "batches", "-j", "1", "--shard", "%d/2" % k,
-                                             "--feeders", "2"] + common + files,
+                                             "--feeders", "2", "--acks"] + common + files,
                           dict(env, TF_CONFIG=cl.tf_config(k))))
     elif impl == "tfos-style":
         for k in range(2):
@@ -441,6 +446,15 @@ def run_once(a, cl, impl, rep, files, exp, logdir, extra_procs):
     got = {k: sum(r[k] for r in results) for k in ("fsum", "isum", "ssum")}
     got["rows"] = rows
     ok = all(got[k] == exp[k] for k in exp)
+    acks = [x for x in stats if "stats: acks:" in x]
+    if impl == "tfq-bc-2f":  # every batch sent acknowledged once, no duplicate, all rows
+        m = [re.search(r"sent (\d+), re-sent (\d+), acknowledged (\d+) \((\d+) records\), "
+                       r"duplicates (\d+)", x) for x in acks]
+        ok = ok and len(m) == 2 and all(x and x.group(1) == x.group(3) and x.group(5) == "0"
+                                        for x in m) and \
+            sum(int(x.group(4)) for x in m) == exp["rows"]
+        if not ok:
+            got["acks"] = acks
     t0 = min(r["t_first"] for r in results)
     t1 = max(r["t_end"] for r in results)
     tb = min(r["t_first_end"] for r in results)
@@ -509,7 +523,7 @@ def run_variant(a, variant, files, tfos_files, exps, logdir):
     return out
 
 
-def summarize(impl, runs, rows_per_run):
+def summarize(impl, runs, batch):
     best = max(runs, key=lambda r: r["records_per_s"])
     rates = [r["records_per_s"] for r in runs]
     procs = []
@@ -522,7 +536,7 @@ def summarize(impl, runs, rows_per_run):
     feeders = [k for k in procs if k.startswith(("tfq-feed", "limit", "pyfeed", "producer",
                                                   "manager"))]
     return {"bench": "dist", "impl": impl, "role": ROLES.get(impl, "info"),
-            "rows": best["rows"], "runs": len(runs), "batch": rows_per_run["batch"],
+            "rows": best["rows"], "runs": len(runs), "batch": batch,
             "records_per_s": round(best["records_per_s"]),
             "records_per_s_median": round(statistics.median(rates)),
             "records_per_s_min": round(min(rates)), "records_per_s_max": round(max(rates)),
@@ -608,14 +622,14 @@ def main():
                 if "error" in r:
                     errors[impl] = r["error"]
                     continue
-                s = summarize(impl, r["runs"], {"batch": a.batch})
+                s = summarize(impl, r["runs"], a.batch)
                 if not s["checksum_ok"]:
                     mismatch = True
                     bad_run = next(x for x in r["runs"] if not x["checksum_ok"])
                     print("  CHECKSUM MISMATCH %s: got %s, expected %s" % (
                         impl, bad_run["got"], bad_run["expected"]), flush=True)
                 if r["runs"][0]["stats"]:
-                    print("    " + "\n    ".join(r["runs"][0]["stats"][:4]))
+                    print("    " + "\n    ".join(r["runs"][0]["stats"][:8]))
                 summary.append(s)
                 print("ROW " + json.dumps(s), flush=True)
     finally:
@@ -656,10 +670,17 @@ def main():
         met = v >= bound if at_least else v <= bound
         print("TARGET W6 %s %s %gx: %.2fx%s %s" % (what, ">=" if at_least else "<=", bound, v,
                                                    note, "met" if met else "missed"))
+    lim = by.get("limit")
+
+    def ceiling(key, peer):  # what the limit variant itself reaches against that peer
+        if lim and peer and peer.get(key) and lim.get(key):
+            return " (the limit variant: %.2fx)" % (lim[key] / peer[key])
+        return ""
     target("tfq-bc / best in-graph peer (%s) records/s" % (best_in["impl"] if best_in else "-"),
-           bc, best_in, "records_per_s", 10)
+           bc, best_in, "records_per_s", 10, note=ceiling("records_per_s", best_in))
     target("tfq-bc / leanest in-graph peer (%s) CPU-s per 1M records, all processes" % (
-        low_cpu["impl"] if low_cpu else "-"), bc, low_cpu, "cpu_s_per_1m", 0.2, at_least=False)
+        low_cpu["impl"] if low_cpu else "-"), bc, low_cpu, "cpu_s_per_1m", 0.2, at_least=False,
+        note=ceiling("cpu_s_per_1m", low_cpu))
     target("tfq-bc / tfq-a records/s (B=%d)" % a.batch, bc, by.get("tfq-a"), "records_per_s", 3)
     target("tfq-bc / limit records/s", bc, by.get("limit"), "records_per_s", 0.5)
     target("tfq-bc / tfos-style records/s", bc, by.get("tfos-style"), "records_per_s", 100,

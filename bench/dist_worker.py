@@ -25,7 +25,9 @@ the string bytes) and a tiny SGD step (a linear model of the 6 floats, 7 paramet
 Inputs (the worker's part of each variant):
   queue-batches  the batch-element FIFOQueue `NAME_w<i>` on this worker (no shapes; tfq-feed
                  --to workers --elements batches, the Python feeder, the C limit feeder):
-                 dequeue() one batch per step;
+                 dequeue() one batch per step; with "acks": true (tfq-feed --acks) an element
+                 starts with an int64 key, and the step's run also acknowledges the batch
+                 (tools/tfq_feed_worker.py's ack(), control-dependent on the training op);
   queue-rows     the per-row FIFOQueue `NAME` on /job:ps/task:0 (shapes [[]] * 10, capacity
                  8 * B; tfq-feed --to ps --elements rows): dequeue_up_to(B);
   tf1            string_input_producer(shard, num_epochs=1, shuffle=False) -> TextLineReader
@@ -83,10 +85,11 @@ def step_ops(tf, cols, index, lr=1e-3):
     return [n, fsum, isum, ssum, loss, train], [w, b]
 
 
-def fifo(tf, capacity, name, device, rows):
+def fifo(tf, capacity, name, device, rows, acks=False):
     with tf.device(device):
-        return tf.queue.FIFOQueue(capacity, dtypes(tf), shapes=[[]] * NCOLS if rows else None,
-                                  shared_name=name, name=name)
+        return tf.queue.FIFOQueue(capacity, ([tf.int64] if acks else []) + dtypes(tf),
+                                  shapes=[[]] * NCOLS if rows else None, shared_name=name,
+                                  name=name)
 
 
 def defaults_v1():
@@ -113,10 +116,14 @@ class Worker:
         with g.as_default(), v1.variable_scope("%s_r%d" % (c["input"].replace("-", "_"),
                                                             int(c["rep"]))):
             warm = []
+            key = None
             if c["input"] == "queue-batches":
-                q = fifo(tf, int(c["capacity"]), "%s_w%d" % (c["queue"], i), dev, False)
+                acks = bool(c.get("acks"))
+                q = fifo(tf, int(c["capacity"]), "%s_w%d" % (c["queue"], i), dev, False, acks)
                 with tf.device(dev):
                     cols = list(q.dequeue())
+                if acks:  # tfq-feed --acks: element = (int64 key, columns...)
+                    key, cols = cols[0], cols[1:]
                 warm.append(q.size())
             elif c["input"] == "queue-rows":
                 q = fifo(tf, int(c["capacity"]), c["queue"], "/job:ps/task:0", True)
@@ -159,6 +166,14 @@ class Worker:
             else:
                 raise ValueError("unknown input %r" % c["input"])
             fetch, model = step_ops(tf, cols, i)
+            run_fetch = fetch[:4] + [fetch[5]]
+            if key is not None:
+                # tfq_feed_worker.ack (tools/): key << 6 | task -> rows into NAME_acked on the
+                # ps, control-dependent on the training op, in the same run as the step
+                sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+                    os.path.abspath(__file__))), "tools"))
+                import tfq_feed_worker as tfw
+                run_fetch.append(tfw.ack(key, fetch[0], fetch[5], i, queue=c["queue"]))
             init = v1.variables_initializer(model)
             ready = v1.report_uninitialized_variables(model)
             local = v1.local_variables_initializer()
@@ -174,14 +189,14 @@ class Worker:
         if warm:
             self.sess.run(warm)  # creates the queue on its device before any feeder runs
         if self.feed:
-            self.run = self.sess.make_callable(fetch[:4] + [fetch[5]], feed_list=self.feed)
+            self.run = self.sess.make_callable(run_fetch, feed_list=self.feed)
         else:
             # The same TF_SessionRun as the steps (run options do not change the graph the
             # master caches), once now with a short deadline: the step's graph is pruned,
             # partitioned and registered on this worker and the ps before the window.  Nothing
             # is lost: no feeder runs yet, queue runners are not started, the iterator is not
             # initialized (FailedPrecondition).
-            self.run = self.sess.make_callable(fetch[:4] + [fetch[5]], accept_options=True)
+            self.run = self.sess.make_callable(run_fetch, accept_options=True)
             try:
                 self.run(options=v1.RunOptions(timeout_in_ms=300))
             except (tf.errors.DeadlineExceededError, tf.errors.FailedPreconditionError,
@@ -235,10 +250,10 @@ class Worker:
                     args = [np.array(cs[k], np.float32) for k in range(NF)] + \
                         [np.array(cs[k], np.int32) for k in range(NF, NF + NI)] + \
                         [np.array(cs[NF + NI], object)]
-                    n, fs, is_, ss, _ = self.run(*args)
+                    n, fs, is_, ss = self.run(*args)[:4]
                 else:
                     done = False
-                    n, fs, is_, ss, _ = self.run()
+                    n, fs, is_, ss = self.run()[:4]
             except tf.errors.OutOfRangeError:
                 break
             if t_first is None:

@@ -38,9 +38,124 @@ void pump_detach_reader(void) {
   pthread_mutex_unlock(&g_pump_mu);
 }
 
+/* ---- the trailer '#tfq end rows=N' (after a '#tfq ...' header) ----
+ * Spark's RDD.pipe feeds a partition through a writer thread; if that thread dies, the feeder
+ * sees an early end of file.  The trailer, the last line, says how many data lines came before
+ * it: without it, or with another count, the input was cut short (DATA_LOSS) and the unit must
+ * not count as done. */
+#define TRAILER "#tfq end "
+static int g_want_trailer;
+static struct {
+  int found, failed;
+  int64_t lines, rows;
+  int last_nl;     /* the last data byte written was '\n' (or nothing was written) */
+  char carry[256]; /* a line start that may be the trailer, or the trailer itself */
+  size_t ncarry;
+  char msg[300];
+} g_tr = {0, 0, 0, -1, 1, {0}, 0, {0}};
+
+static void trailer_fail(const char *fmt, const char *detail) {
+  if (!g_tr.failed) snprintf(g_tr.msg, sizeof g_tr.msg, fmt, detail);
+  g_tr.failed = 1;
+}
+
+/* Writes data bytes on, counting lines. */
+static int data_out(int fd, const char *p, size_t n) {
+  for (size_t i = 0; i < n; i++) g_tr.lines += p[i] == '\n';
+  if (n) g_tr.last_nl = p[n - 1] == '\n';
+  return write_all(fd, p, n);
+}
+
+/* Passes p[0..n) on, keeping back a trailer (or the start of one) at a line start. */
+static int filter_out(int fd, const char *in, size_t n) {
+  char tmp[sizeof g_tr.carry + (1 << 16)];
+  const char *p = in;
+  if (g_tr.ncarry) { /* the kept bytes come first */
+    if (n > sizeof tmp - g_tr.ncarry) n = sizeof tmp - g_tr.ncarry; /* callers pass <= 64 KiB */
+    memcpy(tmp, g_tr.carry, g_tr.ncarry);
+    memcpy(tmp + g_tr.ncarry, in, n);
+    n += g_tr.ncarry;
+    g_tr.ncarry = 0;
+    p = tmp;
+  }
+  if (g_tr.found) { /* only the rest of the trailer line may follow */
+    size_t k = 0;
+    while (k < n && p[k] != '\n') k++;
+    if (k < n && k + 1 < n) trailer_fail("%s", "data after the '#tfq end' trailer");
+    if (k + 1 >= n && g_tr.ncarry + n < sizeof g_tr.carry) {
+      memcpy(g_tr.carry, p, n);
+      g_tr.ncarry = n;
+    }
+    return 0;
+  }
+  size_t start = 0; /* data before a trailer */
+  size_t s = g_tr.last_nl ? 0 : SIZE_MAX;
+  for (size_t i = 0; i <= n; i++) {
+    if (s != SIZE_MAX && s == i) {
+      size_t left = n - s, m = left < sizeof TRAILER - 1 ? left : sizeof TRAILER - 1;
+      if (memcmp(p + s, TRAILER, m) == 0) {
+        if (data_out(fd, p + start, s - start)) return -1;
+        size_t rest = left < sizeof g_tr.carry ? left : sizeof g_tr.carry - 1;
+        memcpy(g_tr.carry, p + s, rest);
+        g_tr.ncarry = rest;
+        if (left >= sizeof TRAILER - 1) {
+          g_tr.found = 1;
+          const char *nl = memchr(p + s, '\n', left);
+          if (nl && (size_t)(nl - p) + 1 < n)
+            trailer_fail("%s", "data after the '#tfq end' trailer");
+        }
+        return 0;
+      }
+    }
+    if (i < n && p[i] == '\n') s = i + 1;
+  }
+  return data_out(fd, p + start, n - start);
+}
+
+/* At the end of standard input: the kept bytes were data after all, or the trailer to check. */
+static void trailer_end(int fd) {
+  if (g_tr.ncarry && !g_tr.found && memcmp(g_tr.carry, TRAILER, sizeof TRAILER - 1) != 0) {
+    if (data_out(fd, g_tr.carry, g_tr.ncarry)) trailer_fail("%s", "cannot pass the data on");
+    g_tr.ncarry = 0;
+  }
+  if (g_tr.ncarry && memcmp(g_tr.carry, TRAILER, sizeof TRAILER - 1) == 0) g_tr.found = 1;
+  if (!g_tr.found) {
+    trailer_fail("%s", "standard input ended without its '#tfq end rows=N' trailer: the data "
+                       "was cut short (a Spark writer that died?)");
+    return;
+  }
+  char t[sizeof g_tr.carry + 1];
+  memcpy(t, g_tr.carry, g_tr.ncarry);
+  t[g_tr.ncarry] = '\0';
+  char *end;
+  const char *r = strstr(t, "rows=");
+  long long rows = r ? strtoll(r + 5, &end, 10) : -1;
+  int64_t lines = g_tr.lines + (g_tr.last_nl ? 0 : 1);
+  if (rows < 0) {
+    trailer_fail("%s", "a '#tfq end' trailer without rows=N");
+  } else if (rows != lines) {
+    char d[160];
+    snprintf(d, sizeof d, "the trailer counts %lld rows, %lld came: the data was cut short",
+             rows, (long long)lines);
+    trailer_fail("%s", d);
+  }
+}
+
+const char *stdin_trailer_error(void) {
+  return g_want_trailer && g_tr.failed ? g_tr.msg : NULL;
+}
+
+void stdin_want_trailer(void) { g_want_trailer = 1; }
+
+static int pass_on(int fd, const char *p, size_t n) {
+  return g_want_trailer ? filter_out(fd, p, n) : write_all(fd, p, n);
+}
+
 static void *pump_main(void *arg) {
   pump_ctx *c = arg;
-  int ok = write_all(c->out_fd, c->prefix, c->n) == 0;
+  int ok = 1;
+  for (size_t off = 0; ok && off < c->n; off += 1 << 16) /* <= 64 KiB a call (filter_out) */
+    ok = pass_on(c->out_fd, c->prefix + off, c->n - off < (1 << 16) ? c->n - off : 1 << 16) == 0;
   free(c->prefix);
   c->prefix = NULL;
   if (ok) {
@@ -49,8 +164,11 @@ static void *pump_main(void *arg) {
       ssize_t r = read(STDIN_FILENO, buf, sizeof buf);
       if (r < 0 && errno == EINTR) continue;
       if (r <= 0) break;
-      if (write_all(c->out_fd, buf, (size_t)r)) break;
+      if (pass_on(c->out_fd, buf, (size_t)r)) break;
     }
+    if (g_want_trailer) trailer_end(c->out_fd);
+  } else if (g_want_trailer) {
+    trailer_fail("%s", "cannot pass the data on");
   }
   pthread_mutex_lock(&g_pump_mu);
   close(c->out_fd);
@@ -152,6 +270,9 @@ void setup_stdin(input_file *f, const options *o, in_format fmt, int need_sample
       exit(EXIT_DATA);
     }
     size_t keep = n;
+    for (size_t i = 0; g_want_trailer && i + sizeof TRAILER - 1 <= keep; i++)
+      if ((i == 0 || buf[i - 1] == '\n') && memcmp(buf + i, TRAILER, sizeof TRAILER - 1) == 0)
+        keep = i; /* the trailer is no sample record */
     if (f->comp == TFQ_COMPRESSION_NONE) {
       /* Keep whole lines only (the last one may continue beyond the prefix). */
       while (keep && buf[keep - 1] != '\n') keep--;

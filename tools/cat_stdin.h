@@ -17,6 +17,13 @@ void setup_stdin(input_file *f, const options *o, in_format fmt, int need_sample
  * that setup_stdin() gives back to the pipeline (returns 0).  Call before setup_stdin(). */
 int stdin_header(char *line, size_t cap);
 
+/* After a header: standard input must end with a trailer line '#tfq end rows=N' (N: the data
+ * lines before it), which the pump takes out of the data.  Call before setup_stdin(). */
+void stdin_want_trailer(void);
+/* When the trailer was wanted: why the input is incomplete (no trailer, another count, data after
+ * it), or NULL.  Meaningful once the reader has seen the end of standard input. */
+const char *stdin_trailer_error(void);
+
 /* Ends the reader's blocking read() on the pump's pipe: its write end becomes /dev/null.  Call
  * after the pipeline was asked to stop.  Thread-safe; nothing when there is no pump. */
 void pump_detach_reader(void);

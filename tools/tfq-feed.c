@@ -313,6 +313,7 @@ static void read_header(options *o, int argc, char **argv) {
   o->unit = unit;
   o->feeders = units;
   if (attempt) o->attempt = attempt;
+  stdin_want_trailer();
 }
 
 static _Noreturn void args_failed(cat_args_status as, char *msg) {
@@ -407,6 +408,9 @@ int main(int argc, char **argv) {
   while (tfq_runner_running(f->runner) > 0 && !tfq_coord_wait_for_stop(a->coord, 100000)) {
   }
   int stopped = tfq_coord_should_stop(a->coord);
+  const char *cut = stopped ? NULL : stdin_trailer_error();
+  if (cut && tfq_coord_request_stop(a->coord, TFQ_DATA_LOSS, cut) != TFQ_OK) stopped = 1;
+  stopped |= cut != NULL;
   if (!stopped && o->acks && !acks_all_acked(f, st) &&
       tfq_coord_request_stop(a->coord, TFQ_DEADLINE_EXCEEDED,
                              "batches sent were never acknowledged (do the workers ack?)") !=

@@ -61,6 +61,17 @@ def check_requirements(tfq_feed):
              "--tfq-feed")
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def on_sigterm():
+    """SIGTERM (meson's timeout, a kill) unwinds like Ctrl-C: the teardown in the finally
+    blocks still runs (cancel the stage, stop Spark, kill what is left of the run)."""
+    import signal
+    signal.signal(signal.SIGTERM, _interrupt)
+
+
 def find(pattern):
     hits = sorted(glob.glob(os.path.join(ROOT, pattern)), key=os.path.getmtime, reverse=True)
     return hits[0] if hits else None
@@ -107,6 +118,7 @@ def main():
     tfq_feed = find("build*/tools/tfq-feed") if a.tfq_feed is None else a.tfq_feed
     tfq_feed = os.path.abspath(tfq_feed) if tfq_feed else None
     check_requirements(tfq_feed)
+    on_sigterm()
     sys.path.insert(0, HERE)
     import numpy as np
     import tfq_spark as ts

@@ -124,6 +124,7 @@ def _node_task(cfg, it):
     k = ctx.partitionId()
     job, index = ("ps", k) if k < cfg["num_ps"] else ("worker", k - cfg["num_ps"])
     name = f"{job}{index}"
+    own_out = not cfg["out"]  # a real cluster: a private directory on this executor
     out = cfg["out"] or tempfile.mkdtemp(prefix="tfq_spark_node_")
     os.makedirs(out, exist_ok=True)
     log = os.path.join(out, f"{name}.log")
@@ -211,6 +212,9 @@ def _node_task(cfg, it):
     finally:
         _kill(feeder)
         _kill(node)
+        if own_out:
+            import shutil
+            shutil.rmtree(out, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -329,15 +333,30 @@ def feed_env(cluster, token, extra=None):
     return env
 
 
+def _headed(p, units, it):
+    """Partition p's lines between tfq-feed's header and trailer.  A re-run task
+    (spark.task.maxFailures > 1) also says which attempt it is (tfq-feed's attempt=, for --acks:
+    what an earlier attempt had acknowledged counts as duplicates); the first attempt's header
+    is the plain one.  The trailer ``#tfq end rows=N`` lets tfq-feed tell a whole partition from
+    one cut short by a writer that died: without it, or with another count, the unit fails with
+    DATA_LOSS instead of counting as done."""
+    from pyspark import TaskContext
+    attempt = TaskContext.get().attemptNumber()
+    yield f"#tfq unit={p} units={units}" + (f" attempt={attempt}" if attempt else "")
+    rows = 0
+    for line in it:
+        rows += 1
+        yield line
+    yield f"#tfq end rows={rows}"
+
+
 def feed_rdd(rdd, cluster, *, tfq_feed, token, queue, args=(), env=None):
     """S2: every partition of rdd (lines of CSV) into its own tfq-feed unit.  Returns the summary
     lines of the units (tfq-feed's notes and --stats).  Raises when a unit fails: PySpark's
     PIPE_FUNCTION_EXITED with tfq-feed's status; its message is in the executor's log."""
-    from itertools import chain
     units = rdd.getNumPartitions()
     cmd = pipe_command(tfq_feed, ["--queue", queue] + list(args))
-    headed = rdd.mapPartitionsWithIndex(
-        lambda p, it: chain([f"#tfq unit={p} units={units}"], it))
+    headed = rdd.mapPartitionsWithIndex(lambda p, it: _headed(p, units, it))
     return headed.pipe(cmd, env=feed_env(cluster, token, env), checkCode=True).collect()
 
 

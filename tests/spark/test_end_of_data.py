@@ -39,6 +39,7 @@ import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(ROOT, "examples", "spark"))
 import run as example  # noqa: E402  (examples/spark/run.py: skip(), the data's generator)
 
@@ -85,11 +86,37 @@ def wait_ids(out, queue, timeout):
     return None
 
 
+def feed(sc, ts, limit, **kw):
+    """ts.feed_rdd(**kw) on a thread of its own, given at most limit seconds: a hang is reported
+    (and its job cancelled) instead of running into meson's timeout.  Returns (summary lines,
+    error, seconds, hung)."""
+    from pyspark import InheritableThread
+    res, group = {}, f"feed-{kw['queue']}"
+
+    def go():
+        sc.setJobGroup(group, "tfq-feed units", interruptOnCancel=True)
+        try:
+            res["lines"] = ts.feed_rdd(**kw)
+        except Exception as e:  # noqa: BLE001 -- returned
+            res["error"] = e
+
+    t = time.time()
+    th = InheritableThread(target=go, daemon=True)
+    th.start()
+    th.join(limit)
+    hung = th.is_alive()
+    if hung:
+        sc.cancelJobGroup(group)
+        th.join(30)
+    return res.get("lines"), res.get("error"), time.time() - t, hung
+
+
 def main():
     # an empty argument: no tfq-feed was built (meson without TensorFlow): skip
     tfq_feed = sys.argv[1] if len(sys.argv) > 1 else example.find("build*/tools/tfq-feed")
     tfq_feed = os.path.abspath(tfq_feed) if tfq_feed else None
     example.check_requirements(tfq_feed)
+    example.on_sigterm()
     import numpy as np
     import tfq_spark as ts
 
@@ -126,14 +153,13 @@ def main():
             print(f"case {name}: partitions {sizes}, -b {b}", flush=True)
             parts = lines_for(sizes, seed)
             t = time.time()
-            try:
-                summary = ts.feed_rdd(rdd_of(sc, parts), tf_cluster, tfq_feed=tfq_feed,
-                                      token=token, queue=q,
-                                      args=["-d", example.SPEC, "-b", str(b), "--stats"])
-            except Exception as e:  # noqa: BLE001
-                check(False, f"{name}: the pipe job failed: {ts._short(e, 1500)}")
-                continue
-            t_pipe = time.time() - t
+            summary, err, t_pipe, hung = feed(
+                sc, ts, 120, rdd=rdd_of(sc, parts), cluster=tf_cluster, tfq_feed=tfq_feed,
+                token=token, queue=q, args=["-d", example.SPEC, "-b", str(b), "--stats"])
+            if hung or err is not None:
+                check(False, f"{name}: the pipe job " + ("hung (120 s)" if hung else
+                                                          f"failed: {ts._short(err, 1500)}"))
+                break  # the cluster is stuck in this round: the next ones cannot run
             stats = [l for l in summary if "stats: unit" in l]
             units = sorted(int(re.search(r"unit (\d+) of", l).group(1)) for l in stats)
             rows = {int(re.search(r"unit (\d+) of", l).group(1)):
@@ -159,16 +185,12 @@ def main():
         print(f"case {name}: partitions {sizes}, -b {b}, --timeout-ms {STALL_TIMEOUT_MS}, "
               f"worker 1 stops dequeuing after 2 steps", flush=True)
         parts = lines_for(sizes, 99)
-        t = time.time()
-        err = None
-        try:
-            ts.feed_rdd(rdd_of(sc, parts), tf_cluster, tfq_feed=tfq_feed, token=token,
-                        queue=f"eod_{name}",
-                        args=["-d", example.SPEC, "-b", str(b), "--timeout-ms",
-                              str(STALL_TIMEOUT_MS)])
-        except Exception as e:  # noqa: BLE001
-            err = str(e)
-        dt = time.time() - t
+        _, err, dt, hung = feed(
+            sc, ts, STALL_LIMIT_S + 30, rdd=rdd_of(sc, parts), cluster=tf_cluster,
+            tfq_feed=tfq_feed, token=token, queue=f"eod_{name}",
+            args=["-d", example.SPEC, "-b", str(b), "--timeout-ms", str(STALL_TIMEOUT_MS)])
+        check(not hung, f"{name}: the feeder units did not hang")
+        err = str(err) if err is not None else None
         check(err is not None and "PIPE_FUNCTION_EXITED" in err,
               f"{name}: the pipe job failed with PIPE_FUNCTION_EXITED (tfq-feed's exit status)")
         check(dt < STALL_LIMIT_S, f"{name}: ... in {dt:.1f} s (limit {STALL_LIMIT_S:.0f} s)")
