@@ -62,8 +62,12 @@ acknowledged records of the two adding up to the data's rows.
 Prints a table, `ENV {json}`, one `ROW {json}` per variant (bench/report.py reads them) and the
 issue's `TARGET` lines (measured ratio, met / missed).
 
+With --spark (not in the default run: 20-50 s of JVM start-up per variant on this VM) also
+spark-pipe and tfos-spark, TensorFlowOnSpark's two ways through a real Spark (local-cluster) into
+the same cluster: bench/dist_spark.py; TARGET spark-pipe / tfos-spark records/s >= 50x.
+
   .venv/bin/python bench/bench_dist.py [--quick] [--build DIR] [--data DIR] [--rows N]
-      [--repeat R] [--batch B] [--only tfq-bc,limit,...] [--tfos-rows N]
+      [--repeat R] [--batch B] [--only tfq-bc,limit,...] [--tfos-rows N] [--spark]
 """
 import argparse
 import glob
@@ -79,15 +83,19 @@ import sys
 import threading
 import time
 
+import dist_spark
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.join(ROOT, "bench")
 SPEC = ",".join(["float32"] * 6 + ["int32"] * 3 + ["string"])
 NFILES = 16
 VARIANTS = ["tfq-bc", "tfq-a", "tfq-bc-2f", "limit", "py-feeder", "tf1-ingraph", "tfdata",
             "tfos-style"]
+SPARK_VARIANTS = dist_spark.SPARK_VARIANTS  # with --spark only (bench/dist_spark.py)
 ROLES = {"tfq-bc": "tfq", "tfq-a": "info", "tfq-bc-2f": "info", "limit": "limit",
          "py-feeder": "peer", "tf1-ingraph": "peer", "tfdata-csv": "peer",
-         "tfdata-textline": "peer", "tfos-style": "peer"}
+         "tfdata-textline": "peer", "tfos-style": "peer",
+         "spark-pipe": "info", "tfos-spark": "peer"}
 CLK = os.sysconf("SC_CLK_TCK")
 
 
@@ -339,7 +347,8 @@ def run_once(a, cl, impl, rep, files, exp, logdir, extra_procs):
     qname = "w6_%s_%d" % (impl.replace("-", "_"), rep)
     shards = [files[k::2] for k in range(2)]
     base = {"cmd": "prepare", "rep": rep, "batch": B, "queue": qname, "seed": 1000 + rep}
-    if impl in ("tfq-bc", "tfq-bc-2f", "limit", "py-feeder"):
+    spark = getattr(cl, "spark", None) if impl in SPARK_VARIANTS else None
+    if impl in ("tfq-bc", "tfq-bc-2f", "limit", "py-feeder", "spark-pipe"):
         cmds = [dict(base, input="queue-batches", capacity=8, acks=impl == "tfq-bc-2f")
                 for _ in range(2)]
     elif impl == "tfq-a":
@@ -348,7 +357,7 @@ def run_once(a, cl, impl, rep, files, exp, logdir, extra_procs):
         cmds = [dict(base, input="tf1", files=shards[k]) for k in range(2)]
     elif impl in ("tfdata-csv", "tfdata-textline"):
         cmds = [dict(base, input=impl, files=shards[k]) for k in range(2)]
-    elif impl == "tfos-style":
+    elif impl in ("tfos-style", "tfos-spark"):
         cmds = [dict(base, input="tfos", manager=extra_procs[k].addr, authkey="w6")
                 for k in range(2)]
     else:
@@ -394,6 +403,9 @@ def run_once(a, cl, impl, rep, files, exp, logdir, extra_procs):
                           dict(env, TFOS_AUTHKEY="w6")))
     for p in prepared:
         p.expect("READY", 600)
+    if spark:  # the job's RDD (Spark, its executors and their Python workers are up already)
+        dist_spark.prepare(spark, impl, qname, files, a, rep, SPEC,
+                           [m.addr for m in extra_procs] if impl == "tfos-spark" else None)
 
     # The window: CPU of every live process now, then go to the workers and the feeders at once.
     live = {"ps": cl.procs["ps"].pid, "worker0": cl.workers[0].pid, "worker1": cl.workers[1].pid}
@@ -408,6 +420,8 @@ def run_once(a, cl, impl, rep, files, exp, logdir, extra_procs):
         w.send({"cmd": "go"})
     for p in prepared:
         p.send("go")
+    if spark:
+        spark.send("go")
     started = [Proc("%s-r%d-%s" % (impl, rep, name), argv, e, logdir, stdin=False, short=name)
                for name, argv, e in at_go]
     results = []
@@ -421,7 +435,7 @@ def run_once(a, cl, impl, rep, files, exp, logdir, extra_procs):
                 if time.monotonic() > end:
                     raise Timeout("%s: no RESULT within %.0f s (--timeout)%s" % (
                         w.name, a.timeout, w.tail()))
-            for p in prepared + started:
+            for p in prepared + started + ([spark] if spark else []):
                 rc = p.poll_exit()
                 if rc:
                     raise Failed("%s exited with status %s%s" % (p.name, rc, p.tail()))
@@ -442,6 +456,11 @@ def run_once(a, cl, impl, rep, files, exp, logdir, extra_procs):
             stats += [x for x in f.read().splitlines() if "stats:" in x]
         p.kill()
 
+    spark_done = None
+    if spark:  # the CPU of the whole Spark tree (JVMs, Python workers, tfq-feed units)
+        spark_done = dist_spark.finish(spark, 120)
+        cpu["spark"] = spark_done["cpu_s"]
+        stats += spark_done["stats"]
     rows = sum(r["rows"] for r in results)
     got = {k: sum(r[k] for r in results) for k in ("fsum", "isum", "ssum")}
     got["rows"] = rows
@@ -464,21 +483,22 @@ def run_once(a, cl, impl, rep, files, exp, logdir, extra_procs):
             "ttfb_ms": [round((r["t_first_end"] - t_go) * 1e3, 2) for r in results],
             "worker_rows": [r["rows"] for r in results], "steps": [r["steps"] for r in results],
             "cpu_s": cpu, "checksum_ok": ok, "got": got, "expected": exp,
-            "loadavg_before": la0, "loadavg_after": la1, "stats": stats}
+            "loadavg_before": la0, "loadavg_after": la1, "stats": stats, "spark": spark_done}
 
 
 def run_variant(a, variant, files, tfos_files, exps, logdir):
     """Starts a fresh cluster, runs every implementation of the variant --repeat times."""
     impls = {"tfdata": ["tfdata-csv", "tfdata-textline"]}.get(variant, [variant])
-    reps = 1 if variant == "tfos-style" else a.repeat
-    vfiles = tfos_files if variant == "tfos-style" else files
-    exp = exps["tfos" if variant == "tfos-style" else "main"]
+    tfos = variant in ("tfos-style", "tfos-spark")
+    reps = 1 if tfos else a.repeat
+    vfiles = tfos_files if tfos else files
+    exp = exps["tfos" if tfos else "main"]
     out = {}
     cl = None
     extra = []
     try:
         cl = Cluster(a.python, logdir, variant)
-        if variant == "tfos-style":
+        if tfos:
             for k in range(2):
                 addr = os.path.join(logdir, "tfos-%d-%d.sock" % (os.getpid(), k))
                 if os.path.exists(addr):
@@ -490,6 +510,8 @@ def run_variant(a, variant, files, tfos_files, exps, logdir):
                 m.expect("UP", 60)
                 m.addr = addr
                 extra.append(m)
+        if variant in SPARK_VARIANTS:
+            cl.spark = dist_spark.start_driver(Proc, a, cl, logdir, variant)
         for impl in impls:
             runs = []
             for rep in range(reps):
@@ -513,6 +535,8 @@ def run_variant(a, variant, files, tfos_files, exps, logdir):
             out.setdefault(impl, {"impl": impl, "error": str(e)})
         print("  %-16s FAILED: %s" % (variant, e), flush=True)
     finally:
+        if cl and getattr(cl, "spark", None):
+            dist_spark.stop_driver(cl.spark)
         for m in extra:
             m.kill()
             if os.path.exists(m.addr):
@@ -534,7 +558,7 @@ def summarize(impl, runs, batch):
     per = {k: statistics.median([r["cpu_s"].get(k, 0.0) / r["rows"] * 1e6 for r in runs])
            for k in procs}
     feeders = [k for k in procs if k.startswith(("tfq-feed", "limit", "pyfeed", "producer",
-                                                  "manager"))]
+                                                  "manager", "spark"))]
     return {"bench": "dist", "impl": impl, "role": ROLES.get(impl, "info"),
             "rows": best["rows"], "runs": len(runs), "batch": batch,
             "records_per_s": round(best["records_per_s"]),
@@ -566,7 +590,14 @@ def main():
     ap.add_argument("--tfos-rows", type=int, help="rows for tfos-style (100k; --quick 50k)")
     ap.add_argument("--repeat", type=int, help="runs per variant, the best kept (3; --quick 1)")
     ap.add_argument("--batch", type=int, default=1024, help="B, rows per training step")
-    ap.add_argument("--only", default=",".join(VARIANTS), help="variants, comma-separated")
+    ap.add_argument("--only", help="variants, comma-separated (default: all but the Spark ones; "
+                    "with --spark all)")
+    ap.add_argument("--spark", action="store_true",
+                    help="also spark-pipe and tfos-spark (bench/dist_spark.py; pyspark + Java)")
+    ap.add_argument("--spark-master", default="local-cluster[2,1,1024]",
+                    help="the Spark master of the Spark variants")
+    ap.add_argument("--spark-partitions", type=int, default=16,
+                    help="spark-pipe, tfos-spark: sc.textFile's minPartitions (16: one per file)")
     ap.add_argument("--timeout", type=float, default=300, help="seconds per run")
     ap.add_argument("--feeder-threads", type=int, default=1,
                     help="limit and py-feeder: pushing threads per worker queue")
@@ -575,10 +606,18 @@ def main():
     a.rows = a.rows or (200000 if a.quick else 1000000)
     a.tfos_rows = min(a.tfos_rows or (50000 if a.quick else 100000), a.rows)
     a.repeat = a.repeat or (1 if a.quick else 3)
+    if a.only is None:
+        a.only = ",".join(VARIANTS + (SPARK_VARIANTS if a.spark else []))
     only = [v for v in a.only.split(",") if v]
-    bad = [v for v in only if v not in VARIANTS]
+    bad = [v for v in only if v not in VARIANTS + SPARK_VARIANTS]
     if bad:
-        ap.error("unknown variant(s) %s (known: %s)" % (",".join(bad), ",".join(VARIANTS)))
+        ap.error("unknown variant(s) %s (known: %s)" % (",".join(bad),
+                                                        ",".join(VARIANTS + SPARK_VARIANTS)))
+    spark_asked = [v for v in only if v in SPARK_VARIANTS]
+    why = dist_spark.available() if spark_asked else None
+    if why:
+        print("bench_dist: %s: %s skipped" % (why, ", ".join(spark_asked)))
+        only = [v for v in only if v not in SPARK_VARIANTS]
     if not a.build:
         hits = sorted(glob.glob(os.path.join(ROOT, "build*", "tools", "tfq-feed")),
                       key=os.path.getmtime, reverse=True)
@@ -630,6 +669,11 @@ def main():
                         impl, bad_run["got"], bad_run["expected"]), flush=True)
                 if r["runs"][0]["stats"]:
                     print("    " + "\n    ".join(r["runs"][0]["stats"][:8]))
+                if r["runs"][0].get("spark"):  # the Spark variants: start-up and job times
+                    sd = r["runs"][0]["spark"]
+                    s.update(spark_startup_s=sd["startup_s"], spark_job_s=sd["job_s"],
+                             spark_whole_job_s=round(sd["startup_s"] + sd["job_s"], 3),
+                             spark_partitions=sd["partitions"])
                 summary.append(s)
                 print("ROW " + json.dumps(s), flush=True)
     finally:
@@ -685,6 +729,9 @@ def main():
     target("tfq-bc / limit records/s", bc, by.get("limit"), "records_per_s", 0.5)
     target("tfq-bc / tfos-style records/s", bc, by.get("tfos-style"), "records_per_s", 100,
            note=" (tfos-style on %d rows)" % exps["tfos"]["rows"])
+    if spark_asked:
+        target("spark-pipe / tfos-spark records/s", by.get("spark-pipe"), by.get("tfos-spark"),
+               "records_per_s", 50, note=" (tfos-spark on %d rows)" % exps["tfos"]["rows"])
     target("tfq-feed CPU per record / py-feeder's (tfq-bc topology; feeder processes only)", bc,
            by.get("py-feeder"), "feeder_cpu_s_per_1m", 0.5, at_least=False)
     if mismatch:
