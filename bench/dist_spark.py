@@ -249,7 +249,7 @@ def finish(d, timeout):
     """After the workers' results: the job's DONE figures."""
     done = json.loads(d.expect("DONE", timeout))
     done["startup_s"] = d.up["startup_s"]
-    print("  %-16s Spark job %.2f s (%d partitions), whole job with Spark start-up %.1f s; "
+    print("  %-16s Spark job %.2f s (%d partitions), whole job (Spark start-up + job) %.1f s; "
           "CPU of the Spark tree %.2f s (JVMs %.2f s)" % (
               "", done["job_s"], done["partitions"], d.up["startup_s"] + done["job_s"],
               done["cpu_s"], done["cpu_s_jvm"]), flush=True)

@@ -70,7 +70,7 @@ static int data_out(int fd, const char *p, size_t n) {
 static int filter_out(int fd, const char *in, size_t n) {
   char tmp[sizeof g_tr.carry + (1 << 16)];
   const char *p = in;
-  if (g_tr.ncarry) { /* the kept bytes come first */
+  if (g_tr.ncarry) {                                                /* the kept bytes come first */
     if (n > sizeof tmp - g_tr.ncarry) n = sizeof tmp - g_tr.ncarry; /* callers pass <= 64 KiB */
     memcpy(tmp, g_tr.carry, g_tr.ncarry);
     memcpy(tmp + g_tr.ncarry, in, n);
@@ -120,8 +120,9 @@ static void trailer_end(int fd) {
   }
   if (g_tr.ncarry && memcmp(g_tr.carry, TRAILER, sizeof TRAILER - 1) == 0) g_tr.found = 1;
   if (!g_tr.found) {
-    trailer_fail("%s", "standard input ended without its '#tfq end rows=N' trailer: the data "
-                       "was cut short (a Spark writer that died?)");
+    trailer_fail("%s",
+                 "standard input ended without its '#tfq end rows=N' trailer: the data "
+                 "was cut short (a Spark writer that died?)");
     return;
   }
   char t[sizeof g_tr.carry + 1];
@@ -135,15 +136,13 @@ static void trailer_end(int fd) {
     trailer_fail("%s", "a '#tfq end' trailer without rows=N");
   } else if (rows != lines) {
     char d[160];
-    snprintf(d, sizeof d, "the trailer counts %lld rows, %lld came: the data was cut short",
-             rows, (long long)lines);
+    snprintf(d, sizeof d, "the trailer counts %lld rows, %lld came: the data was cut short", rows,
+             (long long)lines);
     trailer_fail("%s", d);
   }
 }
 
-const char *stdin_trailer_error(void) {
-  return g_want_trailer && g_tr.failed ? g_tr.msg : NULL;
-}
+const char *stdin_trailer_error(void) { return g_want_trailer && g_tr.failed ? g_tr.msg : NULL; }
 
 void stdin_want_trailer(void) { g_want_trailer = 1; }
 

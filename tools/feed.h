@@ -21,7 +21,7 @@ typedef struct target {
   int task; /* the worker's task index (--to workers) */
   tfq_tf_queue *q;
   tfq_tf_feeder *f;      /* without --acks */
-  tfq_tf_queue *probe;   /* --acks: the liveness probe's handle (1 s limit) */
+  tfq_tf_queue *probe;   /* --acks: the liveness probe's handle (2 s limit) */
   int fails, dead;       /* --acks: probe failures in a row; declared dead (under acks' mu) */
   int64_t rows, batches; /* --acks: pushed by its op (under acks' mu) */
 } target;
@@ -46,7 +46,7 @@ tfq_code name_task(const target *t, tfq_code c, tfq_status *st);
  * unit and attempt).  A worker's training step inserts (key << 6 | worker task) -> rows into the
  * table NAME_acked on the ps, in the same run.  The feeder keeps every batch it sent until an
  * acknowledgement of it is seen (polled every 250 ms), probes each worker every 500 ms (QueueSize,
- * 1 s limit; two failures in a row: dead), re-sends a dead worker's unacknowledged batches to
+ * 2 s limit; three failures in a row: dead), re-sends a dead worker's unacknowledged batches to
  * the live ones, and finishes only when everything it sent is acknowledged. */
 
 /* The key of batch `seq` of a unit's attempt, and the acknowledgement key of worker `task`. */

@@ -98,7 +98,7 @@ tfq_code acks_new(feed *f, const char *session_target, const char *device, int64
     if (f->a->o.queue_capacity) tfq_tf_queue_options_set_capacity(qo, f->a->o.queue_capacity);
     tfq_tf_queue_options_set_element(qo, TFQ_TF_ELEMENT_BATCH);
     tfq_tf_queue_options_set_unbatched(qo, 1);
-    tfq_tf_queue_options_set_timeout_ms(qo, 1000);
+    tfq_tf_queue_options_set_timeout_ms(qo, 2000);
     tfq_spec *es = NULL;
     c = tfq_spec_new(&es, st);
     if (!c) c = tfq_spec_add(es, TFQ_INT64, NULL, 0, "key", st);
@@ -332,7 +332,7 @@ static void fail_over(feed *f, target *t) {
   for (size_t i = 0; i < f->nt; i++) live += !f->t[i].dead;
   unlock(k);
   if (!f->a->o.quiet)
-    warnx_("%s: no answer to two probes: the worker is lost; %" PRId64
+    warnx_("%s: no answer to three probes: the worker is lost; %" PRId64
            " unacknowledged batches go to the %d live workers",
            t->label, moved, live);
   if (!live &&
@@ -354,7 +354,7 @@ tfq_code acks_probe_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
     int64_t size;
     if (tfq_tf_queue_size(t->probe, &size, st) == TFQ_OK) {
       t->fails = 0;
-    } else if (++t->fails >= 2) {
+    } else if (++t->fails >= 3) {
       fail_over(f, t);
     }
   }

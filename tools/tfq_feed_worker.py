@@ -246,7 +246,7 @@ def ack(key, rows, train, task_index, queue=DEFAULT_QUEUE, device="/job:ps/task:
     tensor of ``dequeue(..., acks=True)``; ``rows``: the rows of the batch (e.g. ``tf.size`` of
     a column).  At most 64 worker tasks.
 
-    The feeder keeps each batch until it sees its acknowledgement; when a worker is lost (two
+    The feeder keeps each batch until it sees its acknowledgement; when a worker is lost (three
     failed probes), its unacknowledged batches go to the other workers, so every record is
     trained at least once; a batch trained by a worker that died before its ack landed is
     trained again (and counted as a duplicate by the feeder's ``--stats``)."""

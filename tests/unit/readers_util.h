@@ -46,7 +46,7 @@ static unsigned char *compress_buf(const void *data, size_t len, int gz, size_t 
 }
 
 static const char *write_compressed(const char *name, const void *data, size_t len, int gz) {
-  size_t n;
+  size_t n = 0;
   unsigned char *c = compress_buf(data, len, gz, &n);
   const char *p = write_file(name, c, n);
   free(c);
