@@ -25,6 +25,33 @@ static TF_Operation *finish_op(TF_OperationDescription *d, const char *device, T
   return TF_FinishOperation(d, s);
 }
 
+/* An int64 placeholder of shape dims[0..rank) (-1: unknown). */
+static TF_Operation *placeholder(TF_Graph *g, const char *name, const int64_t *dims, int rank,
+                                 const char *device, TF_Status *s) {
+  TF_OperationDescription *od = TF_NewOperation(g, "Placeholder", name);
+  TF_SetAttrType(od, "dtype", TF_INT64);
+  TF_SetAttrShape(od, "shape", dims, rank);
+  return finish_op(od, device, s);
+}
+
+/* An int64 Const of shape dims[0..rank) (at most one element) holding v.  NULL with `s` set;
+ * *oom set when the tensor could not be allocated. */
+static TF_Operation *const_i64(TF_Graph *g, const char *name, int64_t v, const int64_t *dims,
+                               int rank, const char *device, TF_Status *s, int *oom) {
+  TF_Tensor *t = TF_AllocateTensor(TF_INT64, dims, rank, sizeof(int64_t));
+  if (!t) {
+    *oom = 1;
+    return NULL;
+  }
+  *(int64_t *)TF_TensorData(t) = v;
+  TF_OperationDescription *od = TF_NewOperation(g, "Const", name);
+  TF_SetAttrType(od, "dtype", TF_INT64);
+  TF_SetAttrTensor(od, "value", t, s);
+  TF_DeleteTensor(t);
+  if (TF_GetCode(s) != TF_OK) return NULL;
+  return finish_op(od, device, s);
+}
+
 static tfq_code build(tfq_tf_done *d, const char *device, const char *shared_name, tfq_status *st) {
   TF_Status *s = TF_NewStatus();
   if (!s) return tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "out of memory");
@@ -41,24 +68,10 @@ static tfq_code build(tfq_tf_done *d, const char *device, const char *shared_nam
   TF_SetAttrType(od, "value_dtype", TF_INT64);
   if (!(table = finish_op(od, device, s))) goto tf_fail;
 
-  od = TF_NewOperation(g, "Placeholder", "tfq_done_unit");
-  TF_SetAttrType(od, "dtype", TF_INT64);
-  int64_t dim1[1] = {1};
-  TF_SetAttrShape(od, "shape", dim1, 1);
-  if (!(key = finish_op(od, device, s))) goto tf_fail;
-
-  TF_Tensor *v = TF_AllocateTensor(TF_INT64, dim1, 1, sizeof(int64_t));
-  if (!v) {
-    c = tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "out of memory");
-    goto done;
-  }
-  *(int64_t *)TF_TensorData(v) = 1;
-  od = TF_NewOperation(g, "Const", "tfq_done_one");
-  TF_SetAttrType(od, "dtype", TF_INT64);
-  TF_SetAttrTensor(od, "value", v, s);
-  TF_DeleteTensor(v);
-  if (TF_GetCode(s) != TF_OK) goto tf_fail;
-  if (!(one = finish_op(od, device, s))) goto tf_fail;
+  int64_t dim1[1] = {1}, dimn[1] = {-1};
+  int oom = 0;
+  if (!(key = placeholder(g, "tfq_done_unit", dim1, 1, device, s))) goto tf_fail;
+  if (!(one = const_i64(g, "tfq_done_one", 1, dim1, 1, device, s, &oom))) goto fail;
 
   od = TF_NewOperation(g, "LookupTableInsertV2", "tfq_done_insert");
   TF_AddInput(od, (TF_Output){table, 0});
@@ -81,23 +94,8 @@ static tfq_code build(tfq_tf_done *d, const char *device, const char *shared_nam
   TF_SetAttrType(od, "Tvalues", TF_INT64);
   if (!(export_op = finish_op(od, device, s))) goto tf_fail;
 
-  od = TF_NewOperation(g, "Placeholder", "tfq_done_keys");
-  TF_SetAttrType(od, "dtype", TF_INT64);
-  int64_t dimn[1] = {-1};
-  TF_SetAttrShape(od, "shape", dimn, 1);
-  if (!(keys = finish_op(od, device, s))) goto tf_fail;
-  TF_Tensor *z = TF_AllocateTensor(TF_INT64, NULL, 0, sizeof(int64_t));
-  if (!z) {
-    c = tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "out of memory");
-    goto done;
-  }
-  *(int64_t *)TF_TensorData(z) = 0;
-  od = TF_NewOperation(g, "Const", "tfq_done_zero");
-  TF_SetAttrType(od, "dtype", TF_INT64);
-  TF_SetAttrTensor(od, "value", z, s);
-  TF_DeleteTensor(z);
-  if (TF_GetCode(s) != TF_OK) goto tf_fail;
-  if (!(zero = finish_op(od, device, s))) goto tf_fail;
+  if (!(keys = placeholder(g, "tfq_done_keys", dimn, 1, device, s))) goto tf_fail;
+  if (!(zero = const_i64(g, "tfq_done_zero", 0, NULL, 0, device, s, &oom))) goto fail;
   od = TF_NewOperation(g, "LookupTableFindV2", "tfq_done_find");
   TF_AddInput(od, (TF_Output){table, 0});
   TF_AddInput(od, (TF_Output){keys, 0});
@@ -111,6 +109,11 @@ static tfq_code build(tfq_tf_done *d, const char *device, const char *shared_nam
   d->size = (TF_Output){size, 0};
   d->export_keys = (TF_Output){export_op, 0};
   goto done;
+fail:
+  if (oom) {
+    c = tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "out of memory");
+    goto done;
+  }
 tf_fail:
   c = tfq_tf_status_copy(s, st);
 done:
