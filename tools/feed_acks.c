@@ -387,7 +387,7 @@ tfq_code acks_count(feed *f, int64_t unit, int64_t attempt, acks_stats *out, tfq
   size_t n = k->nresent;
   int64_t *keys = xcalloc(n ? n : 1, sizeof *keys), *rows = xcalloc(n ? n : 1, sizeof *rows),
           *cnt = xcalloc(n ? n : 1, sizeof *cnt);
-  memcpy(keys, k->resent_keys, n * sizeof *keys);
+  if (n) memcpy(keys, k->resent_keys, n * sizeof *keys);
   unlock(k);
   /* a re-sent batch acknowledged by two workers was trained twice */
   tfq_code c = lookup(k, keys, n, rows, cnt, st);

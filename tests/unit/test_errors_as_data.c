@@ -370,8 +370,12 @@ Test(errors_as_data, string_input_producer_start_reports_an_empty_input_to_the_c
   cr_assert_eq(tfq_coord_join(coord, 1000000, 0, st), TFQ_INVALID_ARGUMENT);
   cr_assert_str_eq(tfq_status_message(st),
                    "string_input_producer requires a non-null input tensor");
-  cr_assert_eq(tfq_string_input_producer_start(names, NULL, NULL, &q, &pr, st),
+  tfq_queue *q2;
+  tfq_producer_runner *pr2;
+  cr_assert_eq(tfq_string_input_producer_start(names, NULL, NULL, &q2, &pr2, st),
                TFQ_INVALID_ARGUMENT, "a coordinator is required");
+  cr_assert_null(q2);
+  cr_assert_null(pr2);
   tfq_producer_runner_free(pr);
   tfq_queue_free(q);
   tfq_coord_free(coord);
