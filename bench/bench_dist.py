@@ -576,6 +576,20 @@ def summarize(impl, runs, batch):
             "loadavg_before": runs[0]["loadavg_before"], "loadavg_after": runs[-1]["loadavg_after"]}
 
 
+def spark_bound(sp, lim):
+    """The most spark-pipe could reach here: the CPUs divided by what every S2 feeder must spend
+    per record -- Spark's row path (the sink job: files read by the JVM, rows through the Python
+    workers and the pipe) plus the worker step and ps (the least of spark-pipe's own and the
+    limit variant's) -- with the feeder itself free and every CPU busy all the time."""
+    if not sp or "spark_row_path_cpu_s_per_1m" not in sp:
+        return None
+    side = [sum(x["cpu_s_per_1m_procs"].get(k, 0) for k in ("ps", "worker0", "worker1"))
+            for x in (sp, lim) if x]
+    per = sp["spark_row_path_cpu_s_per_1m"] + min(side)
+    return {"records_per_s": os.cpu_count() * 1e6 / per,
+            "row_path": sp["spark_row_path_cpu_s_per_1m"], "workers": min(side)}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true",
@@ -674,6 +688,10 @@ def main():
                     s.update(spark_startup_s=sd["startup_s"], spark_job_s=sd["job_s"],
                              spark_whole_job_s=round(sd["startup_s"] + sd["job_s"], 3),
                              spark_partitions=sd["partitions"])
+                    sinks = [x["spark"]["sink_cpu_s"] / x["rows"] * 1e6 for x in r["runs"]
+                             if "sink_cpu_s" in x["spark"]]
+                    if sinks:  # spark-pipe: Spark's row path alone (dist_spark.py's sink job)
+                        s["spark_row_path_cpu_s_per_1m"] = round(min(sinks), 3)
                 summary.append(s)
                 print("ROW " + json.dumps(s), flush=True)
     finally:
@@ -730,8 +748,20 @@ def main():
     target("tfq-bc / tfos-style records/s", bc, by.get("tfos-style"), "records_per_s", 100,
            note=" (tfos-style on %d rows)" % exps["tfos"]["rows"])
     if spark_asked:
-        target("spark-pipe / tfos-spark records/s", by.get("spark-pipe"), by.get("tfos-spark"),
-               "records_per_s", 50, note=" (tfos-spark on %d rows)" % exps["tfos"]["rows"])
+        sp, tfos = by.get("spark-pipe"), by.get("tfos-spark")
+        note = " (tfos-spark on %d rows)" % exps["tfos"]["rows"]
+        bound = spark_bound(sp, lim)
+        if bound:
+            print("LIMIT W6 spark-pipe (S2, Spark's rows through RDD.pipe) on this machine: %.0f "
+                  "records/s = %d CPUs / (%.2f CPU-s per 1M records of Spark's row path alone + "
+                  "%.2f of the worker step and ps, the least measured) -- an upper bound for any "
+                  "feeder behind the pipe, which costs nothing in it" % (
+                      bound["records_per_s"], os.cpu_count(), bound["row_path"],
+                      bound["workers"]))
+            if tfos and tfos.get("records_per_s"):
+                note += "; the bound itself: %.1fx" % (bound["records_per_s"] /
+                                                       tfos["records_per_s"])
+        target("spark-pipe / tfos-spark records/s", sp, tfos, "records_per_s", 50, note=note)
     target("tfq-feed CPU per record / py-feeder's (tfq-bc topology; feeder processes only)", bc,
            by.get("py-feeder"), "feeder_cpu_s_per_1m", 0.5, at_least=False)
     if mismatch:

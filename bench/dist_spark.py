@@ -176,9 +176,27 @@ def driver(a):
                 end_of_feed(c["managers"], c["authkey"])
             t1 = time.time()
             cpu1, jvm1, nproc = tree_cpu(os.getpid())
-            emit("DONE", {"job_s": round(t1 - t0, 3), "partitions": parts,
-                          "cpu_s": round(cpu1 - cpu0, 3), "cpu_s_jvm": round(jvm1 - jvm0, 3),
-                          "procs": nproc, "stats": [x for x in lines if "stats:" in x][:40]})
+            sink = {}
+            if c["impl"] == "spark-pipe":
+                # After the window: the same job into a sink that only reads its standard input
+                # (cat > /dev/null): Spark's own row path of S2 (the JVM reading the files, the
+                # Python workers, the pipe), which every S2 feeder pays whatever it does.
+                s0, sj0, _ = tree_cpu(os.getpid())
+                u0 = time.time()
+                sunk = rdd.mapPartitionsWithIndex(
+                    lambda p, it: ts._headed(p, parts, it)).pipe(
+                    "/bin/sh -c 'cat >/dev/null; echo x'", env={"PATH": "/usr/bin:/bin"},
+                    checkCode=True).count()
+                u1 = time.time()
+                s1, sj1, _ = tree_cpu(os.getpid())
+                if sunk != parts:
+                    raise RuntimeError("sink job: %d of %d partitions" % (sunk, parts))
+                sink = {"sink_job_s": round(u1 - u0, 3), "sink_cpu_s": round(s1 - s0, 3),
+                        "sink_cpu_s_jvm": round(sj1 - sj0, 3)}
+            emit("DONE", dict({"job_s": round(t1 - t0, 3), "partitions": parts,
+                               "cpu_s": round(cpu1 - cpu0, 3), "cpu_s_jvm": round(jvm1 - jvm0, 3),
+                               "procs": nproc,
+                               "stats": [x for x in lines if "stats:" in x][:40]}, **sink))
     except BaseException as e:  # noqa: B036 (reported, then Spark is stopped)
         msg = str(e).strip().splitlines()
         emit("ERROR", {"error": "%s: %s" % (type(e).__name__, " | ".join(
@@ -253,6 +271,11 @@ def finish(d, timeout):
           "CPU of the Spark tree %.2f s (JVMs %.2f s)" % (
               "", done["job_s"], done["partitions"], d.up["startup_s"] + done["job_s"],
               done["cpu_s"], done["cpu_s_jvm"]), flush=True)
+    if "sink_job_s" in done:
+        print("  %-16s the same Spark job into cat > /dev/null (Spark's row path alone): %.2f s, "
+              "CPU of the Spark tree %.2f s (JVMs %.2f s)" % (
+                  "", done["sink_job_s"], done["sink_cpu_s"], done["sink_cpu_s_jvm"]),
+              flush=True)
     return done
 
 

@@ -325,7 +325,8 @@ def feed_env(cluster, token, extra=None):
     """The child's whole environment (PySpark's pipe passes exactly this, nothing inherited)."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
            "TF_CONFIG": json.dumps({"cluster": cluster}), "TF_CPP_MIN_LOG_LEVEL": "2",
-           RUN_ENV: token}
+           # set, tfq-feed need not run itself again to keep TF's load-time note off stderr
+           "TF_ENABLE_ONEDNN_OPTS": "0", RUN_ENV: token}
     for key in ("LD_LIBRARY_PATH", "ASAN_OPTIONS", "LSAN_OPTIONS", "TMPDIR"):
         if os.environ.get(key):
             env[key] = os.environ[key]
@@ -333,21 +334,31 @@ def feed_env(cluster, token, extra=None):
     return env
 
 
-def _headed(p, units, it):
+def _headed(p, units, it, chunk=1024):
     """Partition p's lines between tfq-feed's header and trailer.  A re-run task
     (spark.task.maxFailures > 1) also says which attempt it is (tfq-feed's attempt=, for --acks:
     what an earlier attempt had acknowledged counts as duplicates); the first attempt's header
     is the plain one.  The trailer ``#tfq end rows=N`` lets tfq-feed tell a whole partition from
     one cut short by a writer that died: without it, or with another count, the unit fails with
-    DATA_LOSS instead of counting as done."""
+    DATA_LOSS instead of counting as done.
+
+    The lines go to the pipe in blocks of about ``chunk`` lines joined by newlines: PySpark's
+    pipe writes each element as ``str(e).rstrip("\n") + "\n"``, so one block costs one write
+    instead of one per row, and the bytes tfq-feed reads are the same.  A block never ends with
+    an empty line (rstrip would drop it): it grows until its last line is not empty, and the
+    trailer closes the last one."""
     from pyspark import TaskContext
     attempt = TaskContext.get().attemptNumber()
-    yield f"#tfq unit={p} units={units}" + (f" attempt={attempt}" if attempt else "")
+    buf = [f"#tfq unit={p} units={units}" + (f" attempt={attempt}" if attempt else "")]
     rows = 0
     for line in it:
         rows += 1
-        yield line
-    yield f"#tfq end rows={rows}"
+        buf.append(line)
+        if len(buf) >= chunk and line:
+            yield "\n".join(buf)
+            buf = []
+    buf.append(f"#tfq end rows={rows}")
+    yield "\n".join(buf)
 
 
 def feed_rdd(rdd, cluster, *, tfq_feed, token, queue, args=(), env=None):
