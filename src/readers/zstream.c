@@ -355,8 +355,11 @@ tfq_code tfq__instream_ensure(tfq__instream *s, size_t want, const char **p, siz
     while (s->len < want && !s->eof) {
       if (s->len == s->cap) {
         /* Grow as the bytes arrive, not to `want` at once: a length read from a corrupt file
-         * (a TFRecord header) must not allocate memory the file does not back. */
-        size_t nc = s->cap <= want / 2 ? s->cap * 2 : want;
+         * (a TFRecord header) must not allocate memory the file does not back.  The buffer is
+         * full of bytes read, so doubling it allocates at most twice what the file has given;
+         * growing only to `want` would crawl when callers ask for one byte more at a time (a
+         * line reader looking for the end of a long line: one read() per byte). */
+        size_t nc = s->cap * 2;
         char *nb = tfq_realloc(s->buf, nc);
         if (!nb) return TFQ__OOM(st);
         s->buf = nb;
