@@ -11,7 +11,11 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#ifdef TFQ_TAP_CRITERION /* the ThreadSanitizer tree: tests/faults/meson.build */
+#include "../common/tap_criterion.h"
+#else
 #include <criterion/criterion.h>
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>

@@ -13,8 +13,10 @@
  * tfq_coord_request_stop -> tfq_coord_join returning (every thread joined: 9 op threads + 3
  * close-on-stop threads).  Two modes: the main thread calls request_stop then join; and the main
  * thread already sits in join while another thread requests the stop (TF's usual shape; the
- * latency is then measured from request_stop).  Prints the median and the max per mode.  Fails only
- * if the median exceeds 10 ms; a max above 10 ms prints a note (loaded 2-core CI machines).
+ * latency is then measured from request_stop).  Prints the median and the max per mode.  Fails if
+ * the median exceeds 10 ms, or the max 100 ms: nothing on the stop path waits for a timer (every
+ * blocked thread is woken by the cancel), so a max that high means a missed wake-up caught by some
+ * periodic check, while a loaded 2-core CI machine delays a wake-up by a few ms to tens of ms.
  *
  *   stop_latency [repetitions]     (default 20) */
 #include <pthread.h>
@@ -26,6 +28,7 @@
 #define NREADERS_EMPTY 2
 #define SHUFFLE_CAP 8
 #define LIMIT_MS 10.0
+#define MAX_LIMIT_MS 100.0
 
 static int lines_of(int i) { return 200 + i; }
 
@@ -203,13 +206,8 @@ int main(int argc, char **argv) {
         mode, reps, lat[0], median, max, LIMIT_MS);
     tap(good && median <= LIMIT_MS, "%s: median stop latency %.3f ms <= %.0f ms", mode, median,
         LIMIT_MS);
-    if (max > LIMIT_MS)
-      printf(
-          "# note: %s: max stop latency %.3f ms exceeds %.0f ms (not a failure: loaded "
-          "machine)\n",
-          mode, max, LIMIT_MS);
-    tap(1, "%s: max stop latency %.3f ms reported%s", mode, max,
-        max > LIMIT_MS ? " (over the limit)" : "");
+    tap(good && max <= MAX_LIMIT_MS, "%s: max stop latency %.3f ms <= %.0f ms", mode, max,
+        MAX_LIMIT_MS);
   }
   free(lat);
   csv_dir_remove(&d);

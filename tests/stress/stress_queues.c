@@ -32,8 +32,10 @@
  *  - a seeded schedule: a closer thread closes at a random moment (counted in completed calls)
  *    with cancel_pending_enqueues = 0 (maybe itself with the cancel token or a deadline) or = 1
  *    (then consumers may also quit early, leaving items for the drain); a canceller thread
- *    triggers a tfq_cancel that a random subset of calls carry; some trials give calls small
- *    timeouts (0..200 us);
+ *    triggers a tfq_cancel that a random subset of calls carry -- in half of those trials the
+ *    token is a Coordinator's and the canceller calls tfq_coord_request_stop (without an error,
+ *    with the clean OUT_OF_RANGE, or with an error code; checked: should_stop, the recorded
+ *    error, the token triggered); some trials give calls small timeouts (0..200 us);
  *  - main joins the producers and the schedule threads, closes (plain or cancelling), joins the
  *    consumers, drains with dequeue_up_to until OUT_OF_RANGE, then checks.
  *
@@ -73,6 +75,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <tfq/coord.h>
 #include <tfq/queue.h>
 #include <tfq/status.h>
 #include <tfq/tensor.h>
@@ -211,6 +214,10 @@ typedef struct trial_params {
   int min_after_dequeue; /* 0..3 */
   int tf_exact;          /* Philox, TF's layout, instead of PCG32 */
   int64_t seed1, seed2;  /* never both 0 (that would seed from the OS) */
+  /* with use_token: the token is a Coordinator's, and the canceller requests a stop (code 0:
+   * without an error; else an error code) instead of triggering a tfq_cancel */
+  int coord_stop;
+  tfq_code coord_code;
 } trial_params;
 
 static void no_options(tfq_queue_options *o, const trial_params *p) {
@@ -242,7 +249,10 @@ static void print_params(const trial_id *id) {
          : p->closer == CLOSE_PLAIN ? "plain"
                                     : "cancelling",
          p->closer_token ? "+token" : "", p->closer_timeout >= 0 ? "+deadline" : "", p->close_at,
-         p->use_token ? "yes" : "no", p->cancel_at, p->token_pct, p->timeout_pct, p->early_stop,
+         !p->use_token   ? "no"
+         : p->coord_stop ? "coordinator stop"
+                         : "yes",
+         p->cancel_at, p->token_pct, p->timeout_pct, p->early_stop,
          p->final_cancelling ? "cancelling" : "plain");
   if (KINDS[id->kind_index].kind == TFQ_QUEUE_RANDOM_SHUFFLE)
     printf("#   min_after_dequeue %d, seeds (%" PRId64 ", %" PRId64 "), %s\n", p->min_after_dequeue,
@@ -364,6 +374,10 @@ static void draw_params(trial_params *p, uint64_t seed, const kind_desc *kd) {
   p->tf_exact = rng_pct(&r, 50);
   p->seed1 = (int64_t)(rng_next(&r) >> 33);
   p->seed2 = (int64_t)(rng_next(&r) >> 33) | 1;
+  /* The Coordinator draws come after everything else, so that earlier schedules are unchanged. */
+  p->coord_stop = p->use_token && rng_pct(&r, 50);
+  static const tfq_code stop_codes[] = {TFQ_OK, TFQ_OUT_OF_RANGE, TFQ_CANCELLED, TFQ_ABORTED};
+  p->coord_code = stop_codes[rng_below(&r, 4)];
 }
 
 /* ---- items ---------------------------------------------------------------------------------- */
@@ -509,6 +523,7 @@ typedef struct trial {
   const kind_desc *kd;
   tfq_queue *q;
   tfq_cancel *token;
+  tfq_coord *coord; /* the token's Coordinator, when the schedule stops one (else NULL) */
   char msg_closed[256], msg_oor[256], msg_oor_many[256], msg_already[256];
   atomic_uint progress; /* completed calls */
   atomic_int producers_done, consumers_done;
@@ -949,9 +964,28 @@ static void *canceller_main(void *arg) {
   trial *t = s->t;
   wait_moment(t, t->p.cancel_at);
   atomic_store(&s->state, ST_CANCEL);
-  tfq_cancel_trigger(t->token);
+  if (t->coord) {
+    /* A Coordinator's stop triggers its cancel token: the same effect on the calls carrying it,
+     * with the stop's code kept (OUT_OF_RANGE is clean: not an error). */
+    tfq_status *st = tfq_status_new();
+    if (!st) abort();
+    tfq_code code = t->p.coord_code;
+    if (tfq_coord_request_stop(t->coord, code, code ? "stress stop" : NULL) != TFQ_OK)
+      fail(&t->id, CHK_CODES, "tfq_coord_request_stop failed");
+    if (!tfq_coord_should_stop(t->coord))
+      fail(&t->id, CHK_CODES, "tfq_coord_should_stop is 0 after tfq_coord_request_stop");
+    tfq_code err = tfq_coord_error(t->coord, st);
+    tfq_code want = code == TFQ_OUT_OF_RANGE ? TFQ_OK : code;
+    if (err != want)
+      fail(&t->id, CHK_CODES, "tfq_coord_error %d after a stop with code %d (expected %d)",
+           (int)err, (int)code, (int)want);
+    tfq_status_free(st);
+  } else {
+    tfq_cancel_trigger(t->token);
+  }
   if (!tfq_cancel_is_triggered(t->token))
-    fail(&t->id, CHK_CODES, "tfq_cancel_is_triggered is 0 after tfq_cancel_trigger");
+    fail(&t->id, CHK_CODES, "tfq_cancel_is_triggered is 0 after the %s",
+         t->coord ? "Coordinator's stop" : "tfq_cancel_trigger");
   atomic_store(&s->state, -1);
   return NULL;
 }
@@ -1097,7 +1131,12 @@ static void run_trial(size_t kind_index, uint64_t index, figures *fg) {
   snprintf(t->msg_oor_many, sizeof t->msg_oor_many,
            "%s '%s' is closed and has insufficient elements (requested ", kname, qname);
   snprintf(t->msg_already, sizeof t->msg_already, "Queue '%s' is already closed.", qname);
-  if (tp->use_token && tfq_cancel_new(&t->token, st)) abort();
+  if (tp->use_token && tp->coord_stop) {
+    if (tfq_coord_new(&t->coord, st)) abort();
+    t->token = tfq_coord_cancel(t->coord); /* owned by the Coordinator */
+  } else if (tp->use_token && tfq_cancel_new(&t->token, st)) {
+    abort();
+  }
 
   int total = 0;
   for (int i = 0; i < NPROD; i++) total += tp->nitems[i];
@@ -1214,7 +1253,10 @@ static void run_trial(size_t kind_index, uint64_t index, figures *fg) {
   for (int i = 0; i < NCONS; i++) free(t->cons[i].log);
   free(t->drain_log);
   tfq_queue_free(t->q);
-  tfq_cancel_free(t->token);
+  if (t->coord)
+    tfq_coord_free(t->coord); /* frees its token */
+  else
+    tfq_cancel_free(t->token);
   tfq_status_free(st);
   free(t);
 }
