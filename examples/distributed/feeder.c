@@ -1,15 +1,13 @@
-/* The tfq feeder of examples/distributed: reads a CSV file of "id,x0,...,x{D-1},y" records,
- * decodes it with tfq_decode_csv_lines, shuffles it through a tfq RandomShuffleQueue, and pushes
+/* The tfq feeder of examples/distributed: reads a CSV file of "id,x0,...,x{D-1},y" records with
+ * tfq's TextLineReader (read_up_to), decodes them with tfq_decode_csv, shuffles them through a
+ * tfq RandomShuffleQueue, and pushes
  * batches into a TensorFlow FIFOQueue found by shared name on /job:ps/task:0 of a cluster, with
  * QueueRunner threads running tfq_tf_feeder_step.  At end of data it closes the TF queue, so the
  * TensorFlow workers drain it and stop on OutOfRangeError.
  *
  *   tfq_distributed_feeder --csv FILE --target grpc://127.0.0.1:PORT [--device /job:ps/task:0]
  *       [--shared-name tfq_feed] [--capacity 2000] [--batch 500] [--dim 4] [--threads 2]
- *       [--min-after-dequeue 5000] [--seed 0]
- *
- * (The text-line reader of include/tfq/reader.h was not finished when this example was written,
- * so lines are read with getline(); decode_csv is tfq's.) */
+ *       [--min-after-dequeue 5000] [--seed 0] */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +15,7 @@
 #include <tfq/coord.h>
 #include <tfq/csv.h>
 #include <tfq/queue.h>
+#include <tfq/reader.h>
 #include <tfq/tf.h>
 #include <time.h>
 
@@ -166,27 +165,38 @@ int main(int argc, char **argv) {
   if (tfq_tf_queue_close_on_stop(tfq, coord, st) || tfq_runner_start(runner, coord, 0, st))
     return fail("start", st);
 
-  /* The reading stage, on this thread. */
-  FILE *f = fopen(a.csv, "r");
-  if (!f) {
-    perror(a.csv);
-    stop(coord, TFQ_NOT_FOUND, "cannot open the CSV file");
-  }
-  char **lines = calloc(CHUNK, sizeof *lines);
-  size_t *caps = calloc(CHUNK, sizeof *caps), *lens = calloc(CHUNK, sizeof *lens);
+  /* The reading stage, on this thread: a TextLineReader over a work queue holding the file. */
+  tfq_reader_options *ro;
+  tfq_reader *reader;
+  tfq_queue *work;
+  tfq_spec *wspec;
+  tfq_tensor *fname;
+  tfq_tuple *unit;
+  if (tfq_reader_options_new(&ro, st) || tfq_reader_new(TFQ_READER_TEXT_LINE, ro, &reader, st) ||
+      tfq_spec_new(&wspec, st) || tfq_spec_add(wspec, TFQ_STRING, NULL, 0, NULL, st) ||
+      tfq_fifo_queue_new(wspec, 1, NULL, &work, st) ||
+      tfq_tensor_new(TFQ_STRING, NULL, 0, &fname, st) ||
+      tfq_tensor_set_string(fname, 0, a.csv, strlen(a.csv), st) || tfq_tuple_new(1, &unit, st))
+    return fail("reader", st);
+  tfq_tuple_set_take(unit, 0, fname);
+  if (tfq_queue_enqueue(work, unit, NULL, TFQ_NO_TIMEOUT, st) ||
+      tfq_queue_close(work, 0, NULL, TFQ_NO_TIMEOUT, st))
+    return fail("work queue", st);
+  tfq_tuple_free(unit);
   int64_t nread = 0;
   t0 = now();
-  while (f && !tfq_coord_should_stop(coord)) {
-    size_t n = 0;
-    ssize_t len;
-    while (n < CHUNK && (len = getline(&lines[n], &caps[n], f)) > 0) {
-      while (len > 0 && (lines[n][len - 1] == '\n' || lines[n][len - 1] == '\r')) len--;
-      if (len == 0) continue;
-      lens[n++] = (size_t)len;
+  while (!tfq_coord_should_stop(coord)) {
+    tfq_tensor *keys, *lines;
+    tfq_code c =
+        tfq_reader_read_up_to(reader, work, CHUNK, &keys, &lines, tfq_coord_cancel(coord), st);
+    if (c == TFQ_OUT_OF_RANGE) break; /* the file is read, and the work queue closed */
+    tfq_tuple *cols = NULL, *elem;
+    if (!c) {
+      nread += tfq_tensor_dim(lines, 0);
+      c = tfq_decode_csv(csv, lines, &cols, st);
+      tfq_tensor_free(keys);
+      tfq_tensor_free(lines);
     }
-    if (n == 0) break;
-    tfq_tuple *cols, *elem;
-    tfq_code c = tfq_decode_csv_lines(csv, (const char *const *)lines, lens, n, &cols, st);
     if (!c) {
       c = pack(cols, a.dim, &elem, st);
       tfq_tuple_free(cols);
@@ -196,16 +206,14 @@ int main(int argc, char **argv) {
       tfq_tuple_free(elem);
     }
     if (c) {
-      if (c != TFQ_CANCELLED) stop(coord, c, tfq_status_message(st));
+      if (c != TFQ_CANCELLED) stop(coord, c, tfq_status_message(st)); /* e.g. NOT_FOUND */
       break;
     }
-    nread += (int64_t)n;
   }
-  if (f) fclose(f);
-  for (size_t i = 0; i < CHUNK; i++) free(lines[i]);
-  free(lines);
-  free(caps);
-  free(lens);
+  tfq_reader_free(reader);
+  tfq_reader_options_free(ro);
+  tfq_queue_free(work);
+  tfq_spec_free(wspec);
   tfq_code c = tfq_queue_close(shuffle, 0, tfq_coord_cancel(coord), TFQ_NO_TIMEOUT, st);
   (void)c; /* CANCELLED when the pipeline already stopped: the join reports why */
 

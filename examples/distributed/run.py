@@ -82,9 +82,28 @@ def gen_csv(paths, n, seed):
                             for i in range(k * per, min(n, (k + 1) * per))))
 
 
-def find(pattern):
-    hits = sorted(glob.glob(os.path.join(ROOT, pattern)), key=os.path.getmtime, reverse=True)
-    return hits[0] if hits else None
+def sanitized(tree):
+    """Whether the meson build tree was configured with a sanitizer (b_sanitize)."""
+    try:
+        with open(os.path.join(tree, "meson-info", "intro-buildoptions.json")) as f:
+            opts = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return any(o.get("name") == "b_sanitize" and o.get("value") not in ("none", [], "")
+               for o in opts)
+
+
+def find(rel):
+    """ROOT/build/rel, the tree the README builds; else the newest other build*/ tree that has
+    it and is not a sanitizer tree (scripts/test leaves build-asan/ and build-tsan/ behind: their
+    binaries report TensorFlow's uninstrumented threads and exit 66)."""
+    main_tree = os.path.join(ROOT, "build")
+    if os.path.exists(os.path.join(main_tree, rel)) and not sanitized(main_tree):
+        return os.path.join(main_tree, rel)
+    trees = [t for t in glob.glob(os.path.join(ROOT, "build*"))
+             if os.path.exists(os.path.join(t, rel)) and not sanitized(t)]
+    trees.sort(key=lambda t: os.path.getmtime(os.path.join(t, rel)), reverse=True)
+    return os.path.join(trees[0], rel) if trees else None
 
 
 def main():
@@ -118,7 +137,7 @@ def main():
         if not os.path.exists(feeder):
             skip(f"no {feeder}: build tfq with the tensorflow feature (meson + ninja)")
     else:
-        feeder = a.tfq_feed or find("build*/tools/tfq-feed")
+        feeder = a.tfq_feed or find(os.path.join("tools", "tfq-feed"))
         if not feeder or not os.path.exists(feeder):
             skip("no tfq-feed: build tfq with the tensorflow feature (meson + ninja), or pass "
                  "--tfq-feed")
