@@ -23,9 +23,12 @@ Steps (each a program of bench/, its output kept in bench/out/logs/):
   W6    bench/bench_dist.py (distributed feeding of a loopback ps + 2 workers: tfq-feed's
         topologies, the C limit feeder, the best Python feeder, TF1 in-graph, tf.data and
         TensorFlowOnSpark-style feeding; only when tools/tfq-feed was built with the tensorflow
-        feature).
+        feature);
+  EX    bench/bench_example.py (issue #17: tf.train.Example parsing, batch and single path, against
+        TF's parse_example on 1 thread; the TFRecord -> parse_example -> shuffle_batch pipeline
+        against TF1's queue pipeline and tf.data; medians of interleaved runs).
 Figures never fail the command: a step that fails is recorded (status, log) and its rows are
-missing ("n/a" in the table).  --only takes W0..W6 and feed, or the parts W3lat (bench_queue_lat
+missing ("n/a" in the table).  --only takes W0..W6, feed and EX, or the parts W3lat (bench_queue_lat
 and its peers only), W2tfdata (the tf.data 2-thread peer only) and W4threads (1 and 4 readers only).  The exit status is nonzero only when a benchmark's own correctness
 check fails (a checksum mismatch) or the data cannot be generated."""
 import argparse
@@ -500,6 +503,52 @@ def w6_dist(run, build, data):
         run.checks_failed.append("W6 checksum mismatch")
 
 
+EXW = {"parse-batch": "Example parse 1 thread, batch path (issue #17)",
+       "parse-single": "Example parse 1 thread, single path (issue #17)",
+       "pipeline": "Example pipeline TFRecord -> parse -> shuffle_batch (issue #17)"}
+
+
+def ex_example(run, build, data):
+    """bench/bench_example.py: tf.train.Example parsing (batch and single path, 1 thread) against
+    TF's parse_example, and the TFRecord -> parse_example -> shuffle_batch pipeline against TF1's
+    queue pipeline and tf.data; medians of interleaved runs with their spread.  Its checksum check
+    counts as a correctness check."""
+    exe = os.path.join(build, "bench", "bench_example")
+    if not run.from_logs and not os.path.exists(exe):
+        run.steps.append({"step": "EX-example", "status": "skipped (bench_example not built)"})
+        return
+    argv = [PY, os.path.join(ROOT, "bench", "bench_example.py"), "--bench", exe, "--data", data] \
+        + (["--quick"] if run.quick else [])
+    out = run.step("EX-example", argv, timeout=1800)
+    for r in json_rows(out):
+        if r.get("bench") != "example" or r.get("workload") not in EXW:
+            continue
+        run.add(EXW[r["workload"]], r["impl"], "Examples/s", r["ex_per_s"], "ex/s", r["role"],
+                **{k: r[k] for k in ("ex_per_s_min", "ex_per_s_max", "ex_per_s_cpu", "mb_per_s",
+                                     "runs", "examples") if k in r})
+    if "CHECKSUM MISMATCH" in out:
+        run.checks_failed.append("Example benchmark checksum mismatch")
+
+
+def md_example(rows, workload):
+    """The Example tables: median, spread and rate by CPU time of each implementation."""
+    rs = rows_of(rows, workload)
+    if not rs:
+        return ""
+    tq = next((r for r in rs if r["role"] == "tfq"), None)
+    out = ["### %s" % workload, "",
+           "| impl | role | Examples/s (median) | spread (min..max) | by CPU time | runs | "
+           "tfq / this |", "|---|---|---|---|---|---|---|"]
+    for r in rs:
+        rt = ratio(tq, r) if tq and r is not tq else None
+        out.append("| %s | %s | %s | %s..%s | %s | %s | %s |" % (
+            r["impl"], r["role"], fmt(r["value"], "ex/s"), fmt(r.get("ex_per_s_min"), "ex/s"),
+            fmt(r.get("ex_per_s_max"), "ex/s"), fmt(r.get("ex_per_s_cpu"), "ex/s"),
+            r.get("runs", ""), "%.2fx" % rt if rt else ""))
+    out.append("")
+    return "\n".join(out)
+
+
 # ---- the report ---------------------------------------------------------------------------------
 
 def rows_of(rows, workload):
@@ -641,6 +690,18 @@ def targets(rows):
         bc["feeder_cpu_s_per_1m"] / pf["feeder_cpu_s_per_1m"]
         if bc and pf and bc.get("feeder_cpu_s_per_1m") and pf.get("feeder_cpu_s_per_1m") else None,
         0.5, False)
+    for w, what in (("parse-batch", "parse_example (batch path)"),
+                    ("parse-single", "parse_single_example (single path)")):
+        et, ep = find(rows, EXW[w], "tfq"), find(rows, EXW[w], "tf")
+        add("#17", "Example %s tfq / TF 1 thread" % what, ratio(et, ep), 3.0,
+            note="by CPU time %.2f" % (et["ex_per_s_cpu"] / ep["ex_per_s_cpu"])
+            if et and ep and et.get("ex_per_s_cpu") and ep.get("ex_per_s_cpu") else "")
+    ex = rows_of(rows, EXW["pipeline"])
+    et, ep = find(ex, EXW["pipeline"], "tfq"), best(ex, "peer")
+    add("#17", "Example pipeline tfq / best peer (%s)" % (ep["impl"] if ep else "n/a"),
+        ratio(et, ep), 10.0,
+        note="by CPU time %.2f" % (et["ex_per_s_cpu"] / ep["ex_per_s_cpu"])
+        if et and ep and et.get("ex_per_s_cpu") and ep.get("ex_per_s_cpu") else "")
     return t
 
 
@@ -835,11 +896,14 @@ def write_md(path, mach, rows, tg, steps, quick, total_s):
              "W1 TextLineReader gzip", "W1 TFRecordReader", "W2 decode 2 threads D1",
              "W2 decode 2 threads D5 (16 files)", "W3 queues", "W4 end-to-end 2 readers",
              "W4 end-to-end reader threads (full file)",
-             "W5 CLI preview (5 x 32 rows of D1)", "Feed a TF cluster queue (issue #8)", W6]
+             "W5 CLI preview (5 x 32 rows of D1)", "Feed a TF cluster queue (issue #8)", W6,
+             EXW["parse-batch"], EXW["parse-single"], EXW["pipeline"]]
     for w in order:
         if w == "W3 queues":
             lines.append(md_queue(rows) or "### W3 queues\n\nn/a (step missing)\n")
             lines.append(md_queue_lat(rows) or "### W3 latency and close\n\nn/a (step missing)\n")
+        elif w in EXW.values():
+            lines.append(md_example(rows, w) or "### %s\n\nn/a (step missing)\n" % w)
         elif w == "W0 limits":
             rs = rows_of(rows, w)
             if rs:
@@ -894,7 +958,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build-release"))
     ap.add_argument("--data", default=os.path.join(ROOT, "bench", "data"))
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
-    ap.add_argument("--only", default="W0,W1,W2,W3,W4,W5,feed,W6")
+    ap.add_argument("--only", default="W0,W1,W2,W3,W4,W5,feed,W6,EX")
     ap.add_argument("--from-logs", action="store_true",
                     help="re-render report.json/.md from bench/out/logs of an earlier run")
     a = ap.parse_args()
@@ -935,6 +999,8 @@ def main():
         feed(run, a.build)
     if "W6" in only:
         w6_dist(run, a.build, a.data)
+    if "EX" in only:
+        ex_example(run, a.build, a.data)
     if old:
         total, run.steps = old["seconds"], old["steps"]
     else:

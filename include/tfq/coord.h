@@ -13,7 +13,10 @@
  *
  * Batchers (tf.train.batch, shuffle_batch, batch_join, shuffle_batch_join, maybe_batch) build a
  * queue and a runner over "sources" — functions that produce one element (or one batch with
- * enqueue_many) per call and OUT_OF_RANGE at the end — and hand out batches. */
+ * enqueue_many) per call and OUT_OF_RANGE at the end — and hand out batches.  A SparseTensor
+ * goes through a batcher as in TF1: the source stores it in a tfq_sparse_map and puts the int64
+ * handle in its place, and the batch of handles becomes one batched SparseTensor again after
+ * tfq_batcher_next() (sparse.h; ops.h's tfq_read_parse_source does the storing itself). */
 #ifndef TFQ_COORD_H
 #define TFQ_COORD_H
 

@@ -2,6 +2,8 @@
  * tfq_runner_add_op().  TF1 builds the same pipelines from graph ops run by a QueueRunner:
  *
  *   read → decode → enqueue_many   reader.read_up_to(queue, n) → tf.decode_csv → q.enqueue_many
+ *   read → parse → enqueue_many    reader.read_up_to(queue, n) → tf.parse_example →
+ *                                  q.enqueue_many (or shuffle_batch(..., enqueue_many=True))
  *   queue → queue                  q2.enqueue_many(q1.dequeue_up_to(n))
  *
  * Ops that fail say where, as data (status.h: tfq_status_file(), _line(), _record()), so
@@ -14,9 +16,11 @@
 #include <stdint.h>
 #include <tfq/coord.h>
 #include <tfq/csv.h>
+#include <tfq/example.h>
 #include <tfq/export.h>
 #include <tfq/queue.h>
 #include <tfq/reader.h>
+#include <tfq/sparse.h>
 #include <tfq/status.h>
 
 TFQ_EXTERN_C_BEGIN
@@ -89,6 +93,91 @@ TFQ_API int64_t tfq_read_decode_op_records(const tfq_read_decode_op *op);
 /* Frees the op and drops its queue references.  NULL: no-op.  REQUIRES: no runner is running
  * it.  Ownership: takes `op`.  Thread-safety: one thread, after every call on `op`.  Since: 0.1 */
 TFQ_API void tfq_read_decode_op_free(tfq_read_decode_op *op);
+
+/* ---- read → parse_example → enqueue_many ------------------------------------------------------
+ * Each run reads up to `batch` records of one file with tfq_reader_read_up_to() (TFRecord files
+ * of tf.train.Example, typically), parses them with the batch path (tfq_parse_example_strings(),
+ * example.h) and enqueue_many's the rows into `target`; or, as a batcher source
+ * (tfq_read_parse_source), hands the rows to tf.train.batch / shuffle_batch (coord.h).
+ *
+ * The element: component i is output i of `cfg` (features in sorted key order):
+ *   - a dense feature (FixedLen, FixedLenSequence): its tensor, shape = the single path's shape
+ *     (tfq_example_config_dims; FixedLenSequence [?] + row shape, padded per read batch);
+ *   - a sparse feature (VarLen, Sparse): an int64 scalar handle into `map`, stored as TF1's
+ *     batchers store a SparseTensor (tfq_sparse_map_add_many(), sparse.h: each row's element has
+ *     the read batch's dense_shape[1:]).  After the batch dequeue, tfq_sparse_map_take_many() of
+ *     the handle component gives the batch's SparseTensor (indices [n, 2] of (batch position,
+ *     value position) for VarLen, dense_shape [B, max]).
+ *   - with tfq_read_parse_op_set_keys(), a last string scalar component: the record's key.
+ * tfq_read_parse_op_spec() returns that spec, for the target queue or the batcher.
+ *
+ *   tfq_read_parse_op_new(reader, files, cfg, map, 256, NULL, &op, st);   // a batcher source
+ *   tfq_read_parse_op_spec(op, &spec, st);
+ *   tfq_batch_options_set_enqueue_many(bo, 1);
+ *   tfq_source_fn src = tfq_read_parse_source;
+ *   void *ctx = op;
+ *   tfq_batcher_new(TFQ_BATCHER_SHUFFLE_BATCH, spec, 32, &src, &ctx, 1, bo, coord, &b, st);
+ *   ... tfq_batcher_next(b, &batch, st);
+ *       tfq_sparse_map_take_many(map, tfq_tuple_get(batch, tags), TFQ_STRING, &sp, st); ...
+ *
+ * Thread-safety: several runner threads may share one op (the reader serialises itself; parsing
+ * and enqueueing run in parallel); the setters before the op runs, from one thread. */
+typedef struct tfq_read_parse_op tfq_read_parse_op;
+
+/* `target` NULL: the op is only used as a batcher source (tfq_read_parse_step then fails).
+ * `map` is required when `cfg` has a sparse feature (NULL otherwise).
+ * @return TFQ_OK; TFQ_INVALID_ARGUMENT (batch < 1; `cfg` fails tfq_example_config_check(), with
+ *         its text; "a sparse feature needs a tfq_sparse_map" with a NULL map);
+ *         TFQ_RESOURCE_EXHAUSTED.
+ * Ownership: `reader`, `cfg` and `map` borrowed — they must outlive the op (`cfg` unchanged);
+ * `work` and `target` gain a reference held until the op is freed.  *out freed with
+ * tfq_read_parse_op_free().  Thread-safety: any.  Since: 0.2 */
+TFQ_API tfq_code tfq_read_parse_op_new(tfq_reader *reader, tfq_queue *work,
+                                       const tfq_example_config *cfg, tfq_sparse_map *map,
+                                       int64_t batch, tfq_queue *target, tfq_read_parse_op **out,
+                                       tfq_status *st) TFQ_WARN_UNUSED;
+
+/* on != 0: the records' keys ([B] strings, "<file>:<byte offset>" for TFRecordReader) follow
+ * the other components as a last one.  Default off.  Ownership: nothing is taken.
+ * Thread-safety: one thread, before the op runs.  Since: 0.2 */
+TFQ_API void tfq_read_parse_op_set_keys(tfq_read_parse_op *op, int on);
+
+/* The spec of one element (above): names are the feature keys (the keys component: no name).
+ * @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED.  Ownership: *out (NULL on failure) freed with
+ * tfq_spec_free().  Thread-safety: any, after the setters.  Since: 0.2 */
+TFQ_API tfq_code tfq_read_parse_op_spec(const tfq_read_parse_op *op, tfq_spec **out,
+                                        tfq_status *st) TFQ_WARN_UNUSED;
+
+/* The step: read_up_to → parse_example → enqueue_many into the target.
+ * @return what read_up_to, parse_example or enqueue_many returned (TFQ_OUT_OF_RANGE once the
+ * work queue is closed and drained; TFQ_CANCELLED on a stop); TFQ_FAILED_PRECONDITION without
+ * a target.  A parse error: the records of the batch before the failing one are enqueued first
+ * and those after it dropped (TF drops the whole batch); the message is TF's (its Index is the
+ * record's index in the batch read), prefixed with the record's key ("a.tfrecord:1234: Name:
+ * <unknown>, Key: x, Index: 3.  ..."); as data, the status holds the file, the record's byte
+ * offset (TFRecordReader; the line for TextLineReader) and its index in the batch read
+ * (tfq_status_file/_offset/_line/_record).
+ * A reader error is reported as by tfq_read_decode_step().
+ * Ownership: `op` is a tfq_read_parse_op*, borrowed.  `st` may be NULL.
+ * Thread-safety: any, concurrently.  Since: 0.2 */
+TFQ_API tfq_code tfq_read_parse_step(void *op, tfq_cancel *cancel, tfq_status *st);
+
+/* The same as a batcher source (tfq_source_fn, coord.h; the batcher needs enqueue_many on): one
+ * read batch's rows per call in *out.  A parse error after k good records: this call returns
+ * those k rows and the next call (of any thread) returns the error.
+ * @return TFQ_OK (*out new, freed by the batcher), or as tfq_read_parse_step().
+ * Ownership: `op` borrowed.  Thread-safety: any, concurrently.  Since: 0.2 */
+TFQ_API tfq_code tfq_read_parse_source(void *op, tfq_tuple **out, tfq_cancel *cancel,
+                                       tfq_status *st);
+
+/* Records delivered (enqueued into the target, or handed to the batcher) so far by every thread
+ * running the op.  Ownership: nothing is taken.  Thread-safety: any (a snapshot).  Since: 0.2 */
+TFQ_API int64_t tfq_read_parse_op_records(const tfq_read_parse_op *op);
+
+/* Frees the op and drops its queue references.  NULL: no-op.  REQUIRES: no runner or batcher is
+ * running it.  Ownership: takes `op`.  Thread-safety: one thread, after every call on `op`.
+ * Since: 0.2 */
+TFQ_API void tfq_read_parse_op_free(tfq_read_parse_op *op);
 
 /* ---- queue → queue ------------------------------------------------------------------------------
  * Each run moves up to `batch` elements: dequeue_up_to from `from`, then enqueue_many into `to`

@@ -30,9 +30,11 @@ typedef enum tfq_dtype {
   TFQ_STRING = 7,
   TFQ_COMPLEX64 = 8, /* two float32: real, imaginary */
   TFQ_INT64 = 9,
-  TFQ_BOOL = 10, /* one byte, 0 or 1 */
+  TFQ_BOOL = 10,     /* one byte, 0 or 1 */
+  TFQ_BFLOAT16 = 14, /* 16 bits: the top half of a float32 (TF name "bfloat16") */
   TFQ_UINT16 = 17,
-  TFQ_COMPLEX128 = 18 /* two float64 */
+  TFQ_COMPLEX128 = 18, /* two float64 */
+  TFQ_HALF = 19        /* IEEE 754 binary16, float16 (TF name "half") */
 } tfq_dtype;
 
 /* Largest rank a tensor or spec may have (TensorFlow's limit is 254). */

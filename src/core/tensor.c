@@ -21,6 +21,8 @@ const char *tfq_dtype_name(tfq_dtype dt) {
     case TFQ_BOOL: return "bool";
     case TFQ_UINT16: return "uint16";
     case TFQ_COMPLEX128: return "complex128";
+    case TFQ_BFLOAT16: return "bfloat16";
+    case TFQ_HALF: return "half";
   }
   return "invalid";
 }
@@ -39,11 +41,13 @@ size_t tfq_dtype_size(tfq_dtype dt) {
     case TFQ_BOOL: return 1;
     case TFQ_UINT16: return 2;
     case TFQ_COMPLEX128: return 16;
+    case TFQ_BFLOAT16: return 2;
+    case TFQ_HALF: return 2;
   }
   return 0;
 }
 
-int tfq_dtype_valid(tfq_dtype dt) { return strcmp(tfq_dtype_name(dt), "invalid") != 0; }
+int tfq_dtype_valid(tfq_dtype dt) { return dt == TFQ_STRING || tfq_dtype_size(dt) != 0; }
 
 /* ---- tensors ---- */
 

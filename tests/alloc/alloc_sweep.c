@@ -702,6 +702,117 @@ static tfq_code scen_csv_libcsv(tfq_status *st) {
   return decode(lines, 4, st);
 }
 
+/* ---- scenarios: tf.train.Example parsing ------------------------------------------------- */
+
+/* Appends a varint / a length-delimited field to b (no allocation: fixed buffers). */
+static size_t ex_varint(uint8_t *b, uint64_t v) {
+  size_t n = 0;
+  while (v >= 0x80) {
+    b[n++] = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  b[n++] = (uint8_t)v;
+  return n;
+}
+static size_t ex_ld(uint8_t *b, uint8_t tag, const void *s, size_t len) {
+  b[0] = tag;
+  size_t n = 1 + ex_varint(b + 1, len);
+  memcpy(b + n, s, len);
+  return n + len;
+}
+/* An Example holding entries (key, Feature bytes). */
+static size_t ex_build(uint8_t *out, const char *const *keys, const uint8_t *const *feats,
+                       const size_t *flens, size_t n) {
+  uint8_t fs[1024], e[512];
+  size_t fl = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t el = ex_ld(e, 0x0a, keys[i], strlen(keys[i]));
+    el += ex_ld(e + el, 0x12, feats[i], flens[i]);
+    fl += ex_ld(fs + fl, 0x0a, e, el);
+  }
+  return ex_ld(out, 0x0a, fs, fl);
+}
+
+static tfq_code scen_example(tfq_status *st) {
+  tfq_code rc;
+  tfq_example_config *c = NULL;
+  tfq_example_result *res = NULL;
+  tfq_tuple *tup = NULL;
+  tfq_tensor *def = NULL, *sdef = NULL, *pad = NULL, *ser = NULL, *names = NULL, *raw = NULL;
+  /* Feature bytes: float [1.5, 2.5] packed, int64 [3, -1, 7] unpacked, bytes ["x", "yz"], and
+   * a long string (its own arena block) */
+  static const uint8_t f_float[] = {0x12, 0x0a, 0x0a, 0x08, 0, 0, 0xc0, 0x3f, 0, 0, 0x20, 0x40};
+  static const uint8_t f_ints[] = {0x1a, 0x0f, 0x08, 0x03, 0x08, 0xff, 0xff, 0xff, 0xff,
+                                   0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x08, 0x07};
+  static const uint8_t f_idx[] = {0x1a, 0x04, 0x0a, 0x02, 0x02, 0x01};
+  static const uint8_t f_strs[] = {0x0a, 0x09, 0x0a, 0x01, 'x', 0x0a, 0x02, 'y', 'z', 0x0a, 0x00};
+  uint8_t f_long[300];
+  size_t ll = 0;
+  {
+    uint8_t list[290], item[280];
+    memset(item, 'L', sizeof item);
+    size_t il = ex_ld(list, 0x0a, item, sizeof item);
+    ll = ex_ld(f_long, 0x0a, list, il);
+  }
+  const char *keys[] = {"f", "i", "s", "q", "ix", "iy", "v", "w"};
+  const uint8_t *feats[] = {f_float, f_ints, f_long, f_ints, f_idx, f_idx, f_float, f_strs};
+  size_t flens[] = {sizeof f_float, sizeof f_ints,  ll,           sizeof f_ints, sizeof f_idx,
+                    sizeof f_idx,   sizeof f_float, sizeof f_strs};
+  uint8_t e0[2048], e1[2048];
+  size_t l0 = ex_build(e0, keys, feats, flens, 8),
+         l1 = ex_build(e1, keys + 2, feats + 2, flens + 2, 1);
+  CK(tfq_example_config_new(&c, st));
+  int64_t two = 2, dims[2] = {1, 2}, size[2] = {4, 4};
+  CK(tfq_tensor_new(TFQ_FLOAT, &two, 1, &def, st));
+  CK(tfq_example_config_add_fixed_len(c, "f", TFQ_FLOAT, &two, 1, def, st));
+  const char *sd[] = {"a default string long enough to need an arena of its own, surely"};
+  CK(str_tensor(sd, 1, 0, &sdef, st));
+  CK(tfq_example_config_add_fixed_len(c, "zz", TFQ_STRING, NULL, 0, sdef, st));
+  CK(tfq_example_config_add_var_len(c, "s", TFQ_STRING, st));
+  CK(tfq_tensor_new(TFQ_INT64, NULL, 0, &pad, st));
+  CK(tfq_example_config_add_fixed_len_sequence(c, "q", TFQ_INT64, dims + 1, 0, 1, pad, st));
+  CK(tfq_example_config_add_fixed_len_sequence(c, "i", TFQ_INT64, &dims[0], 1, 1, NULL, st));
+  const char *ik[] = {"ix", "iy"};
+  CK(tfq_example_config_add_sparse(c, "sp", ik, 2, "v", TFQ_FLOAT, size, 0, st));
+  CK(tfq_example_config_check(c, st));
+  const char *ptrs[3] = {(const char *)e0, "\x0a\x05\x01", (const char *)e0};
+  size_t lens[3] = {l0, 3, l0};
+  const char *nm[] = {"first", "second", "third"};
+  size_t nl[] = {5, 6, 5};
+  EXPECT(tfq_parse_example_strings(c, ptrs, lens, 3, nm, nl, &res, st), TFQ_INVALID_ARGUMENT);
+  lens[1] = l1; /* only "s": the others take defaults, padding, or nothing */
+  ptrs[1] = (const char *)e1;
+  CK(tfq_parse_example_strings(c, ptrs, lens, 3, nm, nl, &res, st));
+  FAILIF(tfq_example_result_size(res) != 6, "%zu outputs", tfq_example_result_size(res));
+  CK(tfq_example_result_to_tuple(res, &tup, st));
+  tfq_example_result_free(res);
+  res = NULL;
+  CK(tfq_parse_single_example(c, (const char *)e0, l0, &res, st));
+  tfq_example_result_free(res);
+  res = NULL;
+  int64_t three = 3;
+  CK(tfq_tensor_new(TFQ_STRING, &three, 1, &ser, st));
+  for (int64_t i = 0; i < 3; i++) CK(tfq_tensor_set_string(ser, i, ptrs[i], lens[i], st));
+  CK(str_tensor(nm, 3, 1, &names, st));
+  CK(tfq_parse_example(c, ser, names, &res, st));
+  tfq_example_result_free(res);
+  res = NULL;
+  EXPECT(tfq_parse_single_example(c, "\x0a\x05\x01", 3, &res, st), TFQ_INVALID_ARGUMENT);
+  CK(tfq_decode_raw(names, TFQ_UINT8, 1, &raw, st) == TFQ_INVALID_ARGUMENT ? TFQ_OK : TFQ_INTERNAL);
+  CK(tfq_decode_raw(sdef, TFQ_INT16, 0, &raw, st));
+out:
+  tfq_tensor_free(raw);
+  tfq_tensor_free(names);
+  tfq_tensor_free(ser);
+  tfq_tuple_free(tup);
+  tfq_example_result_free(res);
+  tfq_tensor_free(pad);
+  tfq_tensor_free(sdef);
+  tfq_tensor_free(def);
+  tfq_example_config_free(c);
+  return rc;
+}
+
 /* ---- scenarios: coordination ---------------------------------------------------------------- */
 
 static void *wait_stop(void *arg) {
@@ -1148,6 +1259,7 @@ static const scenario scenarios[] = {
      scen_wholefile_identity, 0},
     {"csv_fast", "decode_csv options and the quote-free fast path", scen_csv_fast, 0},
     {"csv_libcsv", "decode_csv on the libcsv path (quoted fields)", scen_csv_libcsv, 0},
+    {"example", "Example parsing with every feature kind, both paths; decode_raw", scen_example, 0},
     {"coord", "Coordinator threads and LooperThread", scen_coord, 1},
     {"runner", "QueueRunner with a transfer op", scen_runner, 1},
     {"runner_nocoord", "QueueRunner without a Coordinator, wait for first runs",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of the fuzz targets line_reader, tfrecord, padding and cli_args under
+"""Writes the seed corpora of the fuzz targets line_reader, tfrecord, padding, cli_args and example under
 tests/fuzz/corpus/<target>/seed-* (decode_csv's corpus is older and kept as is).  Each seed is
 small and meaningful; the input layouts are described at the top of each fuzz_<target>.c.
 Deterministic: rerunning rewrites the same files.  Files named regression-* are never touched.
@@ -266,10 +266,102 @@ def cli_args():
             write("cli_args", name, b"\x00".join(a.encode() for a in args))
 
 
+# ---- example: serialized tf.train.Examples (the encoding Python's protobuf writes: packed lists,
+# map entries key then value; each entry checked byte for byte against
+# tf.train.Example.SerializeToString, which may write the entries in another order) ------------
+
+def _varint(v):
+    v &= (1 << 64) - 1
+    out = b""
+    while v >= 0x80:
+        out += bytes([v & 0x7F | 0x80])
+        v >>= 7
+    return out + bytes([v])
+
+
+def _ld(tag, body):
+    return bytes([tag]) + _varint(len(body)) + body
+
+
+def _feature(v, packed=True):
+    if v is None:
+        return b""
+    if not v:
+        return _ld(0x1A, b"")
+    if isinstance(v[0], bytes):
+        return _ld(0x0A, b"".join(_ld(0x0A, x) for x in v))
+    if isinstance(v[0], float):
+        vals = [struct.pack("<f", x) for x in v]
+        return _ld(0x12, _ld(0x0A, b"".join(vals)) if packed else b"".join(b"\x0d" + x for x in vals))
+    if packed:
+        return _ld(0x1A, _ld(0x0A, b"".join(_varint(x) for x in v)))
+    return _ld(0x1A, b"".join(b"\x08" + _varint(x) for x in v))
+
+
+def _example(items, packed=True):
+    """items: (key, values) pairs in wire order; values None = an empty Feature."""
+    entries = b"".join(_ld(0x0A, _ld(0x0A, k.encode()) + _ld(0x12, _feature(v, packed)))
+                       for k, v in items)
+    return _ld(0x0A, entries)
+
+
+def example():
+    # header: mode (config = mode % 4, names = mode & 4, batch of 0 = mode & 8), separator
+    nan = struct.unpack("<f", struct.pack("<I", 0x7FA00001))[0]
+    recs = {
+        0: [
+            [("a", [1.0, 2.0]), ("b", [7]), ("c", [b"x", b"\x00y"])],
+            [("b", [-1]), ("c", [])],
+            [("a", [nan, -0.0]), ("b", [2**63 - 1]), ("a", None)],
+            [("c", [b"only"])],
+        ],
+        1: [
+            [("a", [0.5]), ("b", [1, 2, 3]), ("", [b"empty key"])],
+            [("a", None), ("b", [])],
+            [("b", [5]), ("b", [6, 7])],
+        ],
+        2: [
+            [("a", [1.0, 2.0, 3.0, 4.0]), ("c", [b"p", b"q"]), ("i", [3, 1]), ("v", [30, 10])],
+            [("c", [b"r", b"s"]), ("i", [50, -1, 50]), ("v", [1, 2, 3])],
+            [("a", [1.0]), ("c", [b"t", b"u"])],
+        ],
+        3: [
+            [("i", [2, 0]), ("j", [1, 3]), ("v", [0.25, 0.5]), ("z", []), ("b", [b"w"])],
+            [("i", [1]), ("j", [1, 2]), ("v", [1.0]), ("z", [])],
+            [("z", []), ("b", [b"x", b"y"])],
+        ],
+    }
+
+    def put(name, mode, records):
+        sep = next(c for c in range(255, -1, -1) if all(c not in r for r in records))
+        write("example", name, bytes([mode, sep]) + bytes([sep]).join(records))
+
+    for cfg, exs in sorted(recs.items()):
+        packed = [_example(e) for e in exs]
+        put(f"cfg{cfg}_batch", cfg, packed)
+        put(f"cfg{cfg}_batch_names", cfg | 4, packed)
+        put(f"cfg{cfg}_unpacked", cfg, [_example(e, packed=False) for e in exs])
+        for i, r in enumerate(packed):
+            put(f"cfg{cfg}_single{i}", cfg, [r])
+        put(f"cfg{cfg}_concatenated", cfg, [packed[0] + packed[-1]])
+        put(f"cfg{cfg}_truncated", cfg, [packed[0][:-3], packed[1]])
+        put(f"cfg{cfg}_empty_batch", cfg | 8, [])
+    worked = ["0a130a110a0161120c120a0a080000803f00000040",
+              "0a130a110a0161120c120a0d0000803f0d00000040", "0a0501", "0a070a050a01611200",
+              "2a046d6574610a0f0a0d0a0161120812060a0400008040", "0a0a0a080a016112031a0100",
+              "0a400a0a0a016112051a030a0105", "228080808008" + "0a0f0a0d0a0161120812060a0400008040"]
+    for cfg in range(4):
+        put(f"worked_cfg{cfg}", cfg, [bytes.fromhex(h) for h in worked])
+    many = [_example([("a", [float(i), 1.0]), ("b", [i])]) for i in range(12)]
+    put("cfg0_twelve_minibatches", 0, many)
+    put("cfg2_fls_stride_error_in_minibatch",
+        2, [_example([("a", [1.0, 2.0]), ("c", [b"a", b"b"])])] * 8 + [_example([("a", [1.0])])])
+
 if __name__ == "__main__":
     line_reader()
     tfrecord_seeds()
     padding()
     cli_args()
-    for t in ("line_reader", "tfrecord", "padding", "cli_args"):
+    example()
+    for t in ("line_reader", "tfrecord", "padding", "cli_args", "example"):
         print(t, len(os.listdir(os.path.join(CORPUS, t))))

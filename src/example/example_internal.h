@@ -1,0 +1,166 @@
+/* Private declarations of the Example module (src/example): the compiled configuration, the wire
+ * readers and the per-call parse state.  Depends on src/core only. */
+#ifndef TFQ_EXAMPLE_INTERNAL_H
+#define TFQ_EXAMPLE_INTERNAL_H
+
+#include <stdint.h>
+#include <string.h>
+#include <tfq/example.h>
+
+#include "../core/base.h"
+
+/* ---- the configuration ------------------------------------------------------------------- */
+
+/* How the parser treats one requested key. */
+typedef enum tfq__ex_slot_type {
+  TFQ__SLOT_FIXED = 0, /* FixedLen: written in place at e * stride */
+  TFQ__SLOT_SEQ = 1,   /* FixedLenSequence: buffered, rows of `stride` values */
+  TFQ__SLOT_VARLEN = 2 /* VarLen (a VarLen feature, or an index/value key of a Sparse one) */
+} tfq__ex_slot_type;
+
+/* One key the parser looks up (TF: one entry of config.dense or config.sparse). */
+typedef struct tfq__ex_slot {
+  const char *key; /* borrowed from the feature that owns it */
+  size_t key_len;
+  tfq__ex_slot_type type;
+  tfq_dtype dtype;
+  int64_t stride;        /* FIXED: values per example; SEQ: values per row; VARLEN: 1 */
+  size_t feature;        /* FIXED/SEQ: the feature (output) index */
+  const tfq_tensor *def; /* FIXED: default reshaped to the shape (NULL: required); SEQ: padding */
+} tfq__ex_slot;
+
+/* One feature (one output), kept sorted by key. */
+typedef struct tfq__ex_feature {
+  char *key;
+  size_t key_len;
+  tfq_example_kind kind;
+  tfq_dtype dtype;
+  int rank;        /* the static per-example shape of the output (see the accessors) */
+  int64_t *dims;   /* rank dims, NULL for rank 0 */
+  int64_t stride;  /* FixedLen: prod(shape); FixedLenSequence: prod(row shape); else 1 */
+  tfq_tensor *def; /* FixedLen: default of shape `dims` or NULL; FixedLenSequence: padding */
+  /* Sparse features */
+  size_t n_index;
+  char **index_keys;
+  char *value_key;
+  int already_sorted;
+  /* compiled */
+  int32_t slot;         /* FixedLen, FixedLenSequence, VarLen: its slot */
+  int32_t *index_slots; /* Sparse: n_index slots */
+  int32_t value_slot;   /* Sparse */
+} tfq__ex_feature;
+
+struct tfq_example_config {
+  size_t n, cap;
+  tfq__ex_feature *f; /* sorted by key (bytes) */
+  /* compiled by tfq__ex_compile() after every change */
+  size_t nslots, ndense; /* slots [0, ndense) are dense, in key order; then the VarLen keys */
+  tfq__ex_slot *slots;
+  uint64_t *ht_hash; /* open addressing, ht_mask + 1 buckets */
+  int32_t *ht_slot;  /* slot + 1, 0 = empty */
+  size_t ht_mask;
+  char *deferred; /* the whole-dict error (TF's text), or NULL */
+};
+
+/* Rebuilds slots, hash table and the deferred whole-dict error.  On failure (out of memory)
+ * the config keeps its previous compiled state and the caller undoes its change. */
+tfq_code tfq__ex_compile(tfq_example_config *cfg);
+
+/* The key hash used by the table. */
+uint64_t tfq__ex_hash(const uint8_t *p, size_t n);
+
+/* The slot of key [p, p+n), or -1. */
+static inline int32_t tfq__ex_lookup(const tfq_example_config *cfg, const uint8_t *p, size_t n) {
+  if (!cfg->ht_slot) return -1;
+  uint64_t h = tfq__ex_hash(p, n);
+  for (size_t i = (size_t)h & cfg->ht_mask;; i = (i + 1) & cfg->ht_mask) {
+    int32_t s = cfg->ht_slot[i];
+    if (s == 0) return -1;
+    const tfq__ex_slot *sl = &cfg->slots[s - 1];
+    if (cfg->ht_hash[i] == h && sl->key_len == n && (n == 0 || memcmp(sl->key, p, n) == 0))
+      return s - 1;
+  }
+}
+
+/* TF's Python name of a dtype ("float32", "float64", "float16", ...). */
+const char *tfq__ex_py_dtype(tfq_dtype dt);
+
+/* ---- the wire ---------------------------------------------------------------------------- */
+
+/* The kinds of a Feature (its first byte). */
+enum { TFQ__KIND_NONE = 0, TFQ__KIND_BYTES = 1, TFQ__KIND_FLOAT = 2, TFQ__KIND_INT64 = 3 };
+
+/* A requested map entry: its slot and its Feature value bytes. */
+typedef struct tfq__ex_entry {
+  int32_t slot;
+  const uint8_t *val;
+  size_t len;
+} tfq__ex_entry;
+
+/* A growable array of requested entries (reused across the examples of a call); starts in
+ * caller storage (`heap` 0) and moves to the heap when it grows. */
+typedef struct tfq__ex_entries {
+  tfq__ex_entry *e;
+  size_t n, cap;
+  int heap;
+} tfq__ex_entries;
+
+/* Scans a serialized Example the way TF's fast parser does and appends the entries whose key
+ * is requested, in wire order.  Returns 1, 0 when the structure is broken (TF: "Could not parse
+ * example input"), -1 when out of memory. */
+int tfq__ex_scan(const tfq_example_config *cfg, const uint8_t *p, size_t len, tfq__ex_entries *out);
+
+/* List decoders over a Feature's value bytes *after* its kind byte: [p, end).  Each returns the
+ * number of values in the list (TF's count) or -1 for a list failure, and stores the first
+ * min(count, cap) values at dst.  A FixedLen slot passes cap = stride (TF's LimitedArraySlice:
+ * tfq__ex_bytes_list fails when a value beyond `cap` starts; a packed float chunk copies
+ * min(count, cap) values, `limited` != 0); a growable buffer passes a cap of at least
+ * tfq__ex_bound() and `limited` 0 (every value must then be present). */
+int64_t tfq__ex_float_list(const uint8_t *p, const uint8_t *end, float *dst, size_t cap,
+                           int limited);
+int64_t tfq__ex_int64_list(const uint8_t *p, const uint8_t *end, int64_t *dst, size_t cap);
+int64_t tfq__ex_bytes_list(const uint8_t *p, const uint8_t *end, tfq__str *dst, size_t cap);
+/* An upper bound of the number of values a list of `len` bytes can give (kind: TFQ__KIND_*). */
+static inline size_t tfq__ex_bound(int kind, size_t len) {
+  return kind == TFQ__KIND_FLOAT ? len / 4 : kind == TFQ__KIND_BYTES ? len / 2 : len;
+}
+
+/* ---- results ----------------------------------------------------------------------------- */
+
+typedef struct tfq__ex_out {
+  int is_sparse;
+  tfq_tensor *dense;
+  tfq_sparse_tensor sp;
+  const char *key; /* into the result's key block */
+} tfq__ex_out;
+
+struct tfq_example_result {
+  size_t n;
+  tfq__ex_out *o;
+  char *keys;
+};
+
+/* A result with n empty outputs whose keys are the config's.  NULL when out of memory. */
+tfq_example_result *tfq__ex_result_new(const tfq_example_config *cfg);
+
+/* ---- per-call buffers (VarLen and FixedLenSequence slots) --------------------------------- */
+
+typedef struct tfq__ex_buf {
+  void *v; /* float, int64_t or tfq__str values */
+  size_t n, cap;
+  int64_t *ends; /* ends[e]: the value count after example e */
+} tfq__ex_buf;
+
+/* Builds the outputs of `cfg` into `r` from the parsed state: `fixed` holds the FixedLen output
+ * tensors by slot (their strings owned already; each is moved into `r` and its slot set to
+ * NULL), `bufs` the buffers by slot, B the number of examples; `single` strips the batch
+ * dimension.  Copies string bytes into the outputs.  Returns TFQ_OK, TFQ_INVALID_ARGUMENT (a
+ * SparseFeature's index/value lengths) or TFQ_RESOURCE_EXHAUSTED. */
+tfq_code tfq__ex_build(const tfq_example_config *cfg, tfq_tensor **fixed, tfq__ex_buf *bufs,
+                       int64_t B, int single, tfq_example_result *r, tfq_status *st);
+
+/* Copies the bytes of every string element of `t` (which may point anywhere) into its own
+ * arena.  Returns TFQ_OK or TFQ_RESOURCE_EXHAUSTED. */
+tfq_code tfq__ex_own_strings(tfq_tensor *t);
+
+#endif
