@@ -4,12 +4,10 @@
  * string hex-encoded with an "x" prefix so that tokens are never empty) and prints results in the
  * canonical format that run_conformance.py also produces from TensorFlow.  Public headers only.
  *
- * Tensor token:   <dtype>/<dims>/<vals>   dims "_" (scalar) or "2x3"; vals comma-separated
- *                 ("-" when empty): ints in decimal, float/double as the hex of their bits,
- *                 strings "x<hex>", bool 0/1.
- * Result token:   the same for outputs.  Errors: "ERR <code> x<hex message>".
+ * Tensor and error tokens: conformance_io.h.
  *
- * Commands (see run_conformance.py for the generator):
+ * Commands (see run_conformance.py for the generator; the Coordinator,
+ * QueueRunner, producers and batchers are conformance_coord.c's):
  *   csvopt <delim> <quote> <na> <sel|-> <col>...   col: f=<bits> d=<bits> i=<n> l=<n> s=x<hex>,
  *                                                  F D I L S (required) or t=<tensor>
  *   csvgrp <id> <n>   then n lines "x<hex>": decode the group, and each record alone
@@ -20,233 +18,18 @@
  *       close <0|1> | size
  *   tfwrite <path> <comp> <n>  then n lines "x<hex>"
  *   read <id> <kind> <comp> <batch> <skip> <rec> <hdr> <ftr> <hop> <compat> <nfiles> <path>...
- *   produce <id> <kind> <epochs> <tensor>          string|range|slice producers, no shuffle
- *   batch <id> <batch_size> <small> <epochs> <tensor>  tf.train.batch over a no-shuffle slice
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <tfq/coord.h>
 #include <tfq/csv.h>
-#include <tfq/producer.h>
 #include <tfq/queue.h>
 #include <tfq/reader.h>
 #include <tfq/status.h>
 #include <tfq/tensor.h>
 
-#define MAX_TOK 4096
-
-/* ---- small helpers ------------------------------------------------------------------------ */
-
-static void die(const char *what) {
-  fprintf(stderr, "conformance_tfq: %s\n", what);
-  exit(2);
-}
-
-static void *xmalloc(size_t n) {
-  void *p = malloc(n ? n : 1);
-  if (!p) die("out of memory");
-  return p;
-}
-
-static int hexval(int c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-/* Decodes "x<hex>" into a new buffer; *len receives its length. */
-static char *unhex(const char *tok, size_t *len) {
-  if (tok[0] != 'x') die("hex token without x");
-  size_t n = strlen(tok + 1) / 2;
-  char *out = xmalloc(n + 1);
-  for (size_t i = 0; i < n; i++) {
-    int hi = hexval(tok[1 + 2 * i]), lo = hexval(tok[2 + 2 * i]);
-    if (hi < 0 || lo < 0) die("bad hex");
-    out[i] = (char)(hi * 16 + lo);
-  }
-  out[n] = 0;
-  *len = n;
-  return out;
-}
-
-static void puthex(FILE *f, const char *b, size_t n) {
-  fputc('x', f);
-  for (size_t i = 0; i < n; i++) fprintf(f, "%02x", (unsigned char)b[i]);
-}
-
-static void print_err(FILE *f, tfq_status *st) {
-  const char *m = tfq_status_message(st);
-  fprintf(f, "ERR %d ", (int)tfq_status_code(st));
-  puthex(f, m, strlen(m));
-}
-
-/* Splits a line in place at spaces; returns the number of tokens. */
-static int split(char *line, char **tok, int max) {
-  int n = 0;
-  char *save = NULL;
-  for (char *p = strtok_r(line, " \n", &save); p && n < max; p = strtok_r(NULL, " \n", &save))
-    tok[n++] = p;
-  return n;
-}
-
-static char *read_line(FILE *in) {
-  static char *buf = NULL;
-  static size_t cap = 0;
-  ssize_t n = getline(&buf, &cap, in);
-  if (n < 0) return NULL;
-  if (n > 0 && buf[n - 1] == '\n') buf[n - 1] = 0;
-  return buf;
-}
-
-static const struct {
-  const char *name;
-  tfq_dtype dt;
-} kDtypes[] = {{"float", TFQ_FLOAT},   {"double", TFQ_DOUBLE}, {"int32", TFQ_INT32},
-               {"int64", TFQ_INT64},   {"string", TFQ_STRING}, {"uint8", TFQ_UINT8},
-               {"int16", TFQ_INT16},   {"int8", TFQ_INT8},     {"bool", TFQ_BOOL},
-               {"uint16", TFQ_UINT16}, {NULL, TFQ_FLOAT}};
-
-static tfq_dtype parse_dtype(const char *s, size_t n) {
-  for (int i = 0; kDtypes[i].name; i++)
-    if (strlen(kDtypes[i].name) == n && memcmp(kDtypes[i].name, s, n) == 0) return kDtypes[i].dt;
-  die("unknown dtype");
-  return TFQ_FLOAT;
-}
-
-/* dims: "_" scalar, "*" unknown rank, else "AxBx?"; returns the rank. */
-static int parse_dims(const char *s, size_t n, int64_t *dims) {
-  if (n == 1 && s[0] == '_') return 0;
-  if (n == 1 && s[0] == '*') return TFQ_UNKNOWN_RANK;
-  int rank = 0;
-  size_t i = 0;
-  while (i < n) {
-    if (s[i] == '?') {
-      dims[rank++] = TFQ_UNKNOWN_DIM;
-      i++;
-    } else {
-      int64_t v = 0;
-      while (i < n && s[i] >= '0' && s[i] <= '9') v = v * 10 + (s[i++] - '0');
-      dims[rank++] = v;
-    }
-    if (i < n && s[i] == 'x') i++;
-  }
-  return rank;
-}
-
-/* Parses a tensor token "<dtype>/<dims>/<vals>". */
-static tfq_tensor *parse_tensor(const char *tok) {
-  const char *s1 = strchr(tok, '/');
-  if (!s1) die("bad tensor token");
-  const char *s2 = strchr(s1 + 1, '/');
-  if (!s2) die("bad tensor token");
-  tfq_dtype dt = parse_dtype(tok, (size_t)(s1 - tok));
-  int64_t dims[TFQ_MAX_RANK];
-  int rank = parse_dims(s1 + 1, (size_t)(s2 - s1 - 1), dims);
-  tfq_tensor *t;
-  if (tfq_tensor_new(dt, dims, rank, &t, NULL) != TFQ_OK) die("tensor_new");
-  int64_t n = tfq_tensor_num_elements(t);
-  const char *p = s2 + 1;
-  if (n == 0) return t;
-  for (int64_t i = 0; i < n; i++) {
-    const char *e = strchr(p, ',');
-    size_t len = e ? (size_t)(e - p) : strlen(p);
-    char tmp[MAX_TOK];
-    if (dt != TFQ_STRING) {
-      if (len >= sizeof tmp) die("value too long");
-      memcpy(tmp, p, len);
-      tmp[len] = 0;
-    }
-    void *d = tfq_tensor_data(t);
-    switch (dt) {
-      case TFQ_FLOAT: {
-        uint32_t b = (uint32_t)strtoul(tmp, NULL, 16);
-        memcpy((char *)d + 4 * i, &b, 4);
-        break;
-      }
-      case TFQ_DOUBLE: {
-        uint64_t b = strtoull(tmp, NULL, 16);
-        memcpy((char *)d + 8 * i, &b, 8);
-        break;
-      }
-      case TFQ_INT32: ((int32_t *)d)[i] = (int32_t)strtoll(tmp, NULL, 10); break;
-      case TFQ_INT64: ((int64_t *)d)[i] = strtoll(tmp, NULL, 10); break;
-      case TFQ_UINT8: ((uint8_t *)d)[i] = (uint8_t)strtol(tmp, NULL, 10); break;
-      case TFQ_INT16: ((int16_t *)d)[i] = (int16_t)strtol(tmp, NULL, 10); break;
-      case TFQ_INT8: ((int8_t *)d)[i] = (int8_t)strtol(tmp, NULL, 10); break;
-      case TFQ_UINT16: ((uint16_t *)d)[i] = (uint16_t)strtol(tmp, NULL, 10); break;
-      case TFQ_BOOL: ((uint8_t *)d)[i] = (uint8_t)strtol(tmp, NULL, 10); break;
-      case TFQ_STRING: {
-        char *h = xmalloc(len + 1);
-        memcpy(h, p, len);
-        h[len] = 0;
-        size_t bl;
-        char *b = unhex(h, &bl);
-        if (tfq_tensor_set_string(t, i, b, bl, NULL) != TFQ_OK) die("set_string");
-        free(b);
-        free(h);
-        break;
-      }
-      default: die("dtype not supported in tensor tokens");
-    }
-    if (!e) break;
-    p = e + 1;
-  }
-  return t;
-}
-
-/* Prints a tensor token (same format as parse_tensor reads). */
-static void print_tensor(FILE *f, const tfq_tensor *t) {
-  tfq_dtype dt = tfq_tensor_dtype(t);
-  int rank = tfq_tensor_rank(t);
-  fprintf(f, "%s/", tfq_dtype_name(dt));
-  if (rank == 0) fputc('_', f);
-  for (int i = 0; i < rank; i++) fprintf(f, i ? "x%" PRId64 : "%" PRId64, tfq_tensor_dim(t, i));
-  fputc('/', f);
-  int64_t n = tfq_tensor_num_elements(t);
-  if (n == 0) fputc('-', f);
-  const void *d = tfq_tensor_cdata(t);
-  for (int64_t i = 0; i < n; i++) {
-    if (i) fputc(',', f);
-    switch (dt) {
-      case TFQ_FLOAT: {
-        uint32_t b;
-        memcpy(&b, (const char *)d + 4 * i, 4);
-        fprintf(f, "%08" PRIx32, b);
-        break;
-      }
-      case TFQ_DOUBLE: {
-        uint64_t b;
-        memcpy(&b, (const char *)d + 8 * i, 8);
-        fprintf(f, "%016" PRIx64, b);
-        break;
-      }
-      case TFQ_INT32: fprintf(f, "%" PRId32, ((const int32_t *)d)[i]); break;
-      case TFQ_INT64: fprintf(f, "%" PRId64, ((const int64_t *)d)[i]); break;
-      case TFQ_UINT8: fprintf(f, "%u", (unsigned)((const uint8_t *)d)[i]); break;
-      case TFQ_INT16: fprintf(f, "%d", (int)((const int16_t *)d)[i]); break;
-      case TFQ_INT8: fprintf(f, "%d", (int)((const int8_t *)d)[i]); break;
-      case TFQ_UINT16: fprintf(f, "%u", (unsigned)((const uint16_t *)d)[i]); break;
-      case TFQ_BOOL: fprintf(f, "%u", (unsigned)((const uint8_t *)d)[i]); break;
-      case TFQ_STRING: {
-        size_t len;
-        const char *s = tfq_tensor_string(t, i, &len);
-        puthex(f, s, len);
-        break;
-      }
-      default: fputc('?', f);
-    }
-  }
-}
-
-static void print_tuple(FILE *f, const tfq_tuple *t) {
-  for (size_t i = 0; i < tfq_tuple_size(t); i++) {
-    fputc(' ', f);
-    print_tensor(f, tfq_tuple_get(t, i));
-  }
-}
+#include "conformance_io.h"
 
 /* Element `row` of every column of `t` (columns of shape [n]) as text, into a memstream. */
 static char *row_text(const tfq_tuple *t, int64_t row) {
@@ -638,150 +421,6 @@ static void read_cmd(char **tok, int n) {
   tfq_status_free(st);
 }
 
-/* ---- producers and batchers --------------------------------------------------------------- */
-
-/* Drains `q` one element at a time (dequeue), printing each, then the final error. */
-static void drain(const char *tag, const char *id, tfq_queue *q) {
-  tfq_status *st = tfq_status_new();
-  for (;;) {
-    tfq_tuple *out = NULL;
-    printf("%s %s ", tag, id);
-    if (tfq_queue_dequeue(q, &out, NULL, 30 * 1000000, st) != TFQ_OK) {
-      print_err(stdout, st);
-      putchar('\n');
-      break;
-    }
-    printf("OK");
-    print_tuple(stdout, out);
-    putchar('\n');
-    tfq_tuple_free(out);
-  }
-  tfq_status_free(st);
-}
-
-static void produce(char **tok) {
-  const char *id = tok[1], *kind = tok[2];
-  tfq_status *st = tfq_status_new();
-  tfq_producer_options *o;
-  if (tfq_producer_options_new(&o, st) != TFQ_OK) die("producer options");
-  tfq_producer_options_set_shuffle(o, 0);
-  tfq_producer_options_set_num_epochs(o, strtoll(tok[3], NULL, 10));
-  tfq_queue *q = NULL;
-  tfq_producer_thread *th = NULL;
-  tfq_code c;
-  tfq_tensor *t = parse_tensor(tok[4]);
-  if (strcmp(kind, "string") == 0) {
-    c = tfq_string_input_producer(t, o, &q, &th, st);
-  } else if (strcmp(kind, "range") == 0) {
-    c = tfq_range_input_producer(((const int32_t *)tfq_tensor_cdata(t))[0], o, &q, &th, st);
-  } else {
-    tfq_tuple *tu;
-    if (tfq_tuple_new(1, &tu, st) != TFQ_OK) die("tuple");
-    tfq_tuple_set_take(tu, 0, tfq_tensor_ref(t));
-    c = strcmp(kind, "slice") == 0 ? tfq_slice_input_producer(tu, o, &q, &th, st)
-                                   : tfq_input_producer(tu, o, &q, &th, st);
-    tfq_tuple_free(tu);
-  }
-  if (c != TFQ_OK) {
-    printf("P %s ", id);
-    print_err(stdout, st);
-    putchar('\n');
-  } else {
-    drain("P", id, q);
-    tfq_code jc = tfq_producer_thread_join(th, st);
-    (void)jc;
-    tfq_queue_free(q);
-  }
-  tfq_tensor_free(t);
-  tfq_producer_options_free(o);
-  tfq_status_free(st);
-}
-
-/* A source handing out the rows of one tensor (as a no-shuffle slice producer would). */
-typedef struct rows_src {
-  tfq_tensor *t;
-  int64_t next, epochs, epoch;
-} rows_src;
-
-static tfq_code rows_next(void *ctx, tfq_tuple **out, tfq_cancel *cancel, tfq_status *st) {
-  (void)cancel;
-  rows_src *s = ctx;
-  int64_t n = tfq_tensor_dim(s->t, 0);
-  if (s->next == n) {
-    s->next = 0;
-    s->epoch++;
-  }
-  if (s->epoch >= s->epochs || n == 0)
-    return tfq_status_set(st, TFQ_OUT_OF_RANGE, "Reached limit of %" PRId64, s->epochs);
-  tfq_dtype dt = tfq_tensor_dtype(s->t);
-  tfq_tensor *e;
-  tfq_code c = tfq_tensor_new(dt, NULL, 0, &e, st);
-  if (c != TFQ_OK) return c;
-  if (dt == TFQ_STRING) {
-    size_t l;
-    const char *b = tfq_tensor_string(s->t, s->next, &l);
-    c = tfq_tensor_set_string(e, 0, b, l, st);
-  } else {
-    size_t sz = tfq_dtype_size(dt);
-    memcpy(tfq_tensor_data(e), (const char *)tfq_tensor_cdata(s->t) + sz * (size_t)s->next, sz);
-  }
-  s->next++;
-  if (c == TFQ_OK) c = tfq_tuple_new(1, out, st);
-  if (c != TFQ_OK) {
-    tfq_tensor_free(e);
-    return c;
-  }
-  tfq_tuple_set_take(*out, 0, e);
-  return TFQ_OK;
-}
-
-static void batch_cmd(char **tok) {
-  const char *id = tok[1];
-  tfq_status *st = tfq_status_new();
-  rows_src src = {parse_tensor(tok[5]), 0, strtoll(tok[4], NULL, 10), 0};
-  tfq_spec *spec;
-  if (tfq_spec_new(&spec, st) != TFQ_OK ||
-      tfq_spec_add(spec, tfq_tensor_dtype(src.t), NULL, 0, NULL, st) != TFQ_OK)
-    die("spec");
-  tfq_batch_options *o;
-  if (tfq_batch_options_new(&o, st) != TFQ_OK) die("batch options");
-  tfq_batch_options_set_allow_smaller_final_batch(o, atoi(tok[3]));
-  tfq_coord *coord;
-  if (tfq_coord_new(&coord, st) != TFQ_OK) die("coord");
-  tfq_source_fn fn = rows_next;
-  void *ctx = &src;
-  tfq_batcher *b = NULL;
-  if (tfq_batcher_new(TFQ_BATCHER_BATCH, spec, strtoll(tok[2], NULL, 10), &fn, &ctx, 1, o, coord,
-                      &b, st) != TFQ_OK) {
-    printf("B %s ", id);
-    print_err(stdout, st);
-    putchar('\n');
-  } else {
-    for (;;) {
-      tfq_tuple *out = NULL;
-      printf("B %s ", id);
-      if (tfq_batcher_next(b, &out, st) != TFQ_OK) {
-        print_err(stdout, st);
-        putchar('\n');
-        break;
-      }
-      printf("OK");
-      print_tuple(stdout, out);
-      putchar('\n');
-      tfq_tuple_free(out);
-    }
-    if (tfq_coord_request_stop(coord, TFQ_OK, NULL) != TFQ_OK) die("request_stop");
-    tfq_code jc = tfq_coord_join(coord, 10 * 1000000, 0, st);
-    (void)jc;
-    tfq_batcher_free(b);
-  }
-  tfq_coord_free(coord);
-  tfq_batch_options_free(o);
-  tfq_spec_free(spec);
-  tfq_tensor_free(src.t);
-  tfq_status_free(st);
-}
-
 /* ---- main --------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv) {
@@ -811,10 +450,6 @@ int main(int argc, char **argv) {
       tfwrite(in, tok);
     else if (strcmp(cmd, "read") == 0)
       read_cmd(tok, n);
-    else if (strcmp(cmd, "produce") == 0)
-      produce(tok);
-    else if (strcmp(cmd, "batch") == 0)
-      batch_cmd(tok);
     else
       die("unknown command");
     fflush(stdout);

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Differential conformance harness: the same scenarios in the reference TensorFlow
-(tf.compat.v1, graph mode) and in tfq (through the C driver conformance_tfq), compared on values,
-dtypes, shapes, error codes and error messages.  See docs/conformance.md.
+(tf.compat.v1, graph mode) and in tfq (through the C drivers conformance_tfq and
+conformance_coord, and tools/tfq-cat), compared on values, dtypes, shapes, error codes and error
+messages.  The coordination families live in coord_conformance.py, the CLI family in
+cli_conformance.py.  See docs/conformance.md.
 
 Prints one line per failing scenario ("FAIL <family> <case>: ..."), one line per documented
-deviation ("deviation: <case> -> README#deviations"), per-family counts, and finally
+deviation ("deviation: <case> -> <where it is documented>"), one line per case the CLI cannot
+express ("not applicable: ..."), per-family counts, and finally
     N passed, M failed
     K deviations
 Exit status: 0 when M == 0, 1 otherwise.
@@ -172,10 +175,10 @@ class Report:
         self._f(fam)[1] += 1
         self.failures.append("FAIL %s %s: %s" % (fam, case, text))
 
-    def deviation(self, fam, case, note=""):
+    def deviation(self, fam, case, note="", ref="README#deviations"):
         self._f(fam)[2] += 1
-        self.deviations.append("deviation: %s %s -> README#deviations%s"
-                               % (fam, case, (" (" + note + ")") if note else ""))
+        self.deviations.append("deviation: %s %s -> %s%s"
+                               % (fam, case, ref, (" (" + note + ")") if note else ""))
 
 
 def new_session(graph):
@@ -714,8 +717,12 @@ def qscript_lines(s, timeout_us):
     return lines
 
 
-def tf_run_qscript(s, timeout_ms):
-    """Runs the script in TF; returns (new_result, [results], deviation_step or None)."""
+def tf_run_qscript(s, timeout_ms, ops=None):
+    """Runs the script (or `ops`, a variant of its steps) in TF; returns (new_result,
+    [results], {step: (size before, size after)} for each dequeue_many/dequeue_up_to that failed
+    after taking elements, which TF drops).  The extra op ("restore", k) takes k elements with
+    dequeue_many and appends them back, last taken first (its result is "RESTORED")."""
+    ops = s.ops if ops is None else ops
     graph = tf.Graph()
     res = []
     with graph.as_default():
@@ -739,23 +746,31 @@ def tf_run_qscript(s, timeout_ms):
                     seed2=s.seeds[1], shared_name=s.shared)
                 q = tf.QueueBase(dtypes, shapes if have_shapes else None, None, handle)
         except (ValueError, TypeError) as e:
-            return tf_err(e), [], None
+            return tf_err(e), [], {}
         all_dt = ([tf.int64] if s.kind == "priority" else []) + dtypes
         phs = [tf.placeholder(d) for d in all_dt]
         n_ph = tf.placeholder(tf.int32, [])
-        ops = {"enq": q.enqueue(phs), "enqm": q.enqueue_many(phs), "deq": q.dequeue(),
-               "deqm": q.dequeue_many(n_ph), "dequt": q.dequeue_up_to(n_ph),
-               "close0": q.close(False), "close1": q.close(True), "size": q.size()}
+        ops_t = {"enq": q.enqueue(phs), "enqm": q.enqueue_many(phs), "deq": q.dequeue(),
+                 "deqm": q.dequeue_many(n_ph), "dequt": q.dequeue_up_to(n_ph),
+                 "close0": q.close(False), "close1": q.close(True), "size": q.size()}
     sess = new_session(graph)
     ro = tf.RunOptions(timeout_in_ms=timeout_ms)
-    deviation_step = None
-    closed = False
-    for i, (op, args) in enumerate(s.ops):
+    losses = {}
+    for i, (op, args) in enumerate(ops):
         if op == "size":
             try:
-                res.append("SIZE %d" % sess.run(ops["size"]))
+                res.append("SIZE %d" % sess.run(ops_t["size"]))
             except tf.errors.OpError as e:
                 res.append(tf_err(e))
+            continue
+        if op == "restore":
+            try:
+                taken = sess.run(ops_t["deqm"], {n_ph: args[0]}, options=ro)
+                taken = taken if isinstance(taken, (list, tuple)) else [taken]
+                sess.run(ops_t["enqm"], {ph: a[::-1] for ph, a in zip(phs, taken)}, options=ro)
+                res.append("RESTORED")
+            except tf.errors.OpError as e:
+                res.append("RESTORE FAILED " + tf_err(e))
             continue
         feed = {}
         key = op
@@ -766,25 +781,69 @@ def tf_run_qscript(s, timeout_ms):
             feed[n_ph] = args[0]
         elif op == "close":
             key = "close%d" % args[0]
-        before = sess.run(ops["size"]) if op in ("deqm", "dequt") else None
+        before = sess.run(ops_t["size"]) if op in ("deqm", "dequt") else None
         try:
-            out = sess.run(ops[key], feed, options=ro)
+            out = sess.run(ops_t[key], feed, options=ro)
             if op in ("deq", "deqm", "dequt"):
                 outs = out if isinstance(out, (list, tuple)) else [out]
                 res.append("OK " + " ".join(arr_tok(a) for a in outs))
             else:
                 res.append("OK")
-            if op == "close":
-                closed = True
         except tf.errors.OpError as e:
             res.append(tf_err(e))
-            if op in ("deqm", "dequt") and deviation_step is None:
-                after = sess.run(ops["size"])
+            if op in ("deqm", "dequt"):
+                after = sess.run(ops_t["size"])
                 if after < before:  # TF dropped the elements this call had taken
-                    deviation_step = i
+                    losses[i] = (before, after)
     sess.close()
-    del closed
-    return "OK", res, deviation_step
+    return "OK", res, losses
+
+
+def tf_qscript_expected(s, timeout_ms):
+    """TF's results for the script, the first step where TF lost elements (None: none), and
+    what tfq must return for every step: README "Deviations" -- tfq puts the elements of a
+    timed-out dequeue_many/dequeue_up_to back (FIFO/Padding: at the front in order, so the
+    queue is as if the step took nothing; RandomShuffle: appended, last taken first; Priority:
+    back into the heap) and a PriorityQueue dequeue_up_to on a closed queue holding fewer
+    returns them.  Modelled by re-running the script in TF with each lossy step replaced by its
+    non-lossy equivalent: nothing (the step's own result stays TF's error); for RandomShuffle
+    ("restore", k), a dequeue_many(k) drawing the same k elements with the same random draws
+    and an enqueue_many appending them back reversed; for the PriorityQueue, a
+    dequeue_up_to(size) whose short batch is tfq's result.  Returns (new_result, TF results,
+    first lossy step, expected tfq results or an error text)."""
+    new_res, res, losses = tf_run_qscript(s, timeout_ms)
+    if not losses:
+        return new_res, res, None, res
+    first = min(losses)
+    ops = [(op, args, i) for i, (op, args) in enumerate(s.ops)]
+    fixed = {}
+    for _ in range(len(s.ops) + 1):
+        _, cur, losses = tf_run_qscript(s, timeout_ms, [(op, args) for op, args, _ in ops])
+        if not losses:
+            break
+        j = min(losses)
+        op, args, i = ops[j]
+        before, after = losses[j]
+        code = cur[j].split(" ")[1]
+        if code == "4" and s.kind in ("fifo", "padding", "priority"):
+            repl, fixed[i] = [], cur[j]
+        elif code == "4" and s.kind == "shuffle":
+            repl, fixed[i] = [("restore", (before - after,), None)], cur[j]
+        elif code == "11" and s.kind == "priority" and op == "dequt":
+            repl = [("dequt", (before,), i)]
+        else:
+            return new_res, res, first, "no model for the data loss at step %d (%s, code %s)" % (
+                i, op, code)
+        ops = ops[:j] + repl + ops[j + 1:]
+    else:
+        return new_res, res, first, "the lossy steps did not converge"
+    expected = [None] * len(s.ops)
+    for (op, args, i), r in zip(ops, cur):
+        if i is not None:
+            expected[i] = r
+    for i, r in fixed.items():
+        expected[i] = r
+    return new_res, res, first, expected
 
 
 def rand_value(rng, dt):
@@ -1033,7 +1092,7 @@ def queue_spec_scripts():
 
 
 def compare_queue(s, tfres, drv, rep, fam):
-    new_res, res, dev_step = tfres
+    new_res, res, dev_step, expected = tfres
     got_new = drv["Q"].get((str(s.qid), "new"))
     case = "%s#%d" % (s.kind, s.qid)
     if new_res.startswith("OK") and got_new and got_new.startswith("ERR") and res and \
@@ -1046,25 +1105,24 @@ def compare_queue(s, tfres, drv, rep, fam):
     if not new_res.startswith("OK"):
         rep.ok(fam)
         return
-    last = len(res) if dev_step is None else dev_step
-    for i in range(last):
+    if isinstance(expected, str):
+        rep.fail(fam, case, expected + "\n    script: " + describe_script(s))
+        return
+    for i in range(len(expected)):
         t = drv["Q"].get((str(s.qid), str(i)))
-        if t is None or not same_result(res[i], t):
+        if t is None or not same_result(expected[i], t):
             op, args = s.ops[i]
-            rep.fail(fam, case, "step %d %s%s: TF %s | tfq %s\n    script: %s" % (
+            rep.fail(fam, case, "step %d %s%s: %s %s | tfq %s\n    script: %s" % (
                 i, op, "(%s)" % args[0] if op in ("deqm", "dequt", "close") else "",
-                show(res[i]), show(t), describe_script(s)))
+                "TF" if dev_step is None or i < dev_step else "expected (TF's data loss at step "
+                "%d modelled as tfq's restoration)" % dev_step, show(expected[i]), show(t),
+                describe_script(s)))
             return
     if dev_step is not None:
         op, args = s.ops[dev_step]
-        t = drv["Q"].get((str(s.qid), str(dev_step))) or ""
-        tf_code = res[dev_step].split(" ")[1]
-        if not (t.startswith("OK") or t.startswith("ERR %s " % tf_code)):
-            rep.fail(fam, case, "step %d %s(%s) (a TF data-loss step): TF %s | tfq %s" % (
-                dev_step, op, args[0], show(res[dev_step]), show(t)))
-            return
-        rep.deviation(fam, case, "step %d %s(%s): TF dropped the elements it had taken; tfq "
-                                 "returns them (compared up to that step)" % (dev_step, op, args[0]))
+        rep.deviation(fam, case, "step %d %s(%s): TF dropped the elements it had taken, tfq "
+                                 "restores them; whole script compared with that restoration"
+                      % (dev_step, op, args[0]))
         return
     rep.ok(fam)
 
@@ -1119,6 +1177,7 @@ class ReadCase:
         self.batch, self.skip, self.rec, self.hdr, self.ftr, self.hop = batch, skip, rec, hdr, ftr, hop
         self.compat, self.deviation, self.tf_dataset = compat, deviation, tf_dataset
         self.name = ""
+        self.trunc = None  # (index of the truncated file, tfq's DATA_LOSS message)
 
     def line(self):
         return "read %s %d %d %d %d %d %d %d %d %d %d %s" % (
@@ -1253,6 +1312,8 @@ def gen_reader_cases(rng, wd):
         c.name = "tfrecord/cut-inside-header/compat%d" % compat
         if not compat:
             c.deviation = "truncation is DATA_LOSS by default (tf_compat_truncation off)"
+            c.trunc = (1, "truncated record header at %d: %s ends after 5 of the 12 header bytes"
+                       % (len(tfrecord_bytes([b"123"])), p))
         cases.append(c)
     p = path("e_fixed_short.bin")
     open(p, "wb").write(b"HHHHHH" + b"000111222" + b"33")  # ends inside a record
@@ -1263,15 +1324,21 @@ def gen_reader_cases(rng, wd):
         c.name = "fixed/ends-inside-record/compat%d" % compat
         if not compat:
             c.deviation = "truncation is DATA_LOSS by default (tf_compat_truncation off)"
+            c.trunc = (0, "%s ends inside record 3: 2 bytes left at offset 15, where record_bytes "
+                       "+ footer_bytes = 3 are needed (or only the footer of 0 bytes)" % p)
         cases.append(c)
     raw = gzip.compress(tfrecord_bytes([b"a" * 100, b"b" * 100, b"c" * 5000]))
     p = path("e_trunc.tfrecord.gz")
     open(p, "wb").write(raw[:len(raw) // 2])
+    cut = raw[:len(raw) // 2]
     for compat in (1, 0):
         c = ReadCase(rid(), "tfrecord", "GZIP", [p], compat=compat)
         c.name = "tfrecord/gzip-cut-short/compat%d" % compat
         if not compat:
             c.deviation = "truncation is DATA_LOSS by default (tf_compat_truncation off)"
+            c.trunc = (0, "truncated GZIP stream: %s ends at compressed offset %d (decompressed "
+                       "offset %d) before the end of the stream" % (
+                           p, len(cut), len(zlib.decompressobj(31).decompress(cut))))
         cases.append(c)
     p = path("e_missing_file.tfrecord")
     c = ReadCase(rid(), "tfrecord", "", [p])
@@ -1330,6 +1397,27 @@ def tf_read(c):
     return out, None
 
 
+def records_through_file(files, items, t):
+    """TF's items (records "key value", and the ERR of a file shorter than its header) that
+    come from files[0..t] (the list may name a file twice: a record with index 0, or from
+    another file, starts the next one)."""
+    out, pos, seen = [], 0, False
+    for it in items:
+        if it.startswith("ERR"):  # a file with no record: the next one
+            pos, seen = (pos + 1 if seen else pos), True
+        else:
+            path, idx = bytes.fromhex(it.split(" ")[0][1:]).decode().rsplit(":", 1)
+            if not seen or files[pos] != path or idx == "0":
+                pos += 1 if seen else 0
+                while pos < len(files) and files[pos] != path:
+                    pos += 1
+            seen = True
+        if pos > t:
+            break
+        out.append(it)
+    return out
+
+
 def split_tfq_read(lines):
     """The driver prints records as 'key value' and ends with 'END ERR c m'.  A FixedLength
     "reached end of file" is not the end in TF: the driver stops at any error, so re-reading is
@@ -1361,14 +1449,18 @@ def compare_read(c, tfout, drv, rep):
     tf_all = tf_recs + ([tf_end] if tf_end else [])
     tfq_all = recs + ([end] if end else [])
     if c.deviation:
-        # tfq: same records up to the truncation, then DATA_LOSS naming the file.
-        n = len(recs)
-        pre = [r for r in tf_recs if not r.startswith("ERR")]
-        if recs == pre[:n] and end and end.startswith("ERR 15 "):
-            rep.deviation(fam, c.name, c.deviation + "; tfq: " + show(end, 120))
+        # tfq: exactly TF's records up to the end of the truncated file, then its DATA_LOSS
+        t, msg = c.trunc
+        want = records_through_file(c.files, tf_recs, t) + ["ERR 15 " + hx(msg.encode())]
+        if tfq_all == want:
+            rep.deviation(fam, c.name, c.deviation + "; tfq: TF's records through the truncated "
+                                                     "file, then " + show(end, 120))
         else:
-            rep.fail(fam, c.name, "TF %s | tfq %s" % (
-                [show(x, 80) for x in tf_all][-4:], [show(x, 80) for x in tfq_all][-4:]))
+            i = next((i for i, (a, b) in enumerate(zip(want, tfq_all)) if a != b),
+                     min(len(want), len(tfq_all)))
+            rep.fail(fam, c.name, "item %d: expected %s | tfq %s (expected %d items, tfq %d)" % (
+                i, show(want[i]) if i < len(want) else "<end>",
+                show(tfq_all[i]) if i < len(tfq_all) else "<end>", len(want), len(tfq_all)))
         return
     ok = len(tf_all) == len(tfq_all) and all(
         same_result(a, b) if a.startswith("ERR") else a == b for a, b in zip(tf_all, tfq_all))
@@ -1383,114 +1475,44 @@ def compare_read(c, tfout, drv, rep):
 
 
 # --------------------------------------------------------------------------------------------
-# producers and batchers (deterministic: no shuffle)
-
-def tf_producer(kind, epochs, dt, shape, vals):
-    graph = tf.Graph()
-    out = []
-    with graph.as_default():
-        arr = np_array(dt, shape, vals)
-        ne = None if epochs < 0 else epochs
-        if kind == "string":
-            q = tf.train.string_input_producer(tf.constant(arr), num_epochs=ne, shuffle=False)
-            d = q.dequeue()
-        elif kind == "range":
-            q = tf.train.range_input_producer(int(vals[0]), num_epochs=ne, shuffle=False)
-            d = q.dequeue()
-        elif kind == "slice":
-            d = tf.train.slice_input_producer([tf.constant(arr)], num_epochs=ne, shuffle=False)
-        else:
-            q = tf.train.input_producer(tf.constant(arr), num_epochs=ne, shuffle=False)
-            d = q.dequeue()
-        init = [tf.global_variables_initializer(), tf.local_variables_initializer()]
-    with new_session(graph) as sess:
-        sess.run(init)
-        coord = tf.train.Coordinator()
-        threads = tf.train.start_queue_runners(sess, coord)
-        for _ in range(1000):
-            try:
-                v = sess.run(d)
-                vs = v if isinstance(v, (list, tuple)) else [v]
-                out.append("OK " + " ".join(arr_tok(x) for x in vs))
-            except tf.errors.OpError as e:
-                out.append(tf_err(e))
-                break
-        coord.request_stop()
-        coord.join(threads, stop_grace_period_secs=5)
-    return out
-
-
-def tf_batch(batch_size, small, epochs, dt, vals):
-    graph = tf.Graph()
-    out = []
-    with graph.as_default():
-        arr = np_array(dt, [len(vals)], vals)
-        (x,) = tf.train.slice_input_producer([tf.constant(arr)], num_epochs=epochs,
-                                             shuffle=False)
-        b = tf.train.batch([x], batch_size, num_threads=1, capacity=32,
-                           allow_smaller_final_batch=bool(small))
-        init = [tf.global_variables_initializer(), tf.local_variables_initializer()]
-    with new_session(graph) as sess:
-        sess.run(init)
-        coord = tf.train.Coordinator()
-        threads = tf.train.start_queue_runners(sess, coord)
-        for _ in range(1000):
-            try:
-                v = sess.run(b)
-                vs = v if isinstance(v, (list, tuple)) else [v]
-                out.append("OK " + " ".join(arr_tok(x) for x in vs))
-            except tf.errors.OpError as e:
-                out.append(tf_err(e))
-                break
-        coord.request_stop()
-        coord.join(threads, stop_grace_period_secs=5)
-    return out
-
-
-def gen_producer_cases(rng):
-    cases = []
-    for i in range(6):
-        n = rng.randint(1, 6)
-        cases.append(("p%d" % len(cases), "string", rng.choice([1, 2, 3]), "string", [n],
-                      [("s%d" % j).encode() for j in range(n)]))
-    for i in range(4):
-        cases.append(("p%d" % len(cases), "range", rng.choice([1, 2, 3]), "int32", [],
-                      [rng.randint(1, 6)]))
-    for i in range(4):
-        n = rng.randint(1, 5)
-        cases.append(("p%d" % len(cases), rng.choice(["slice", "input"]), rng.choice([1, 2]),
-                      "int32", [n], [rng.randint(-9, 9) for _ in range(n)]))
-    bcases = []
-    for i in range(6):
-        n = rng.randint(1, 12)
-        bcases.append(("b%d" % i, rng.randint(1, 4), i % 2, rng.choice([1, 2]), "int32",
-                       list(range(n))))
-    return cases, bcases
-
-
-# --------------------------------------------------------------------------------------------
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--driver", required=True)
+    ap.add_argument("--coord-driver", default="",
+                    help="conformance_coord (families coordinator, queue_runner, batchers, "
+                         "producers; skipped when not given)")
+    ap.add_argument("--tfq-cat", default="",
+                    help="tools/tfq-cat (family cli_decode_csv; skipped when not given)")
     ap.add_argument("--workdir", default="conformance-work")
     ap.add_argument("--seed", type=int, default=20240607)
     ap.add_argument("--records", type=int, default=100000)
     ap.add_argument("--group-size", type=int, default=250)
     ap.add_argument("--queue-scripts", type=int, default=60, help="random scripts per kind")
+    ap.add_argument("--batch-scenarios", type=int, default=4,
+                    help="random batcher scenarios per batcher (8: batch, shuffle_batch, "
+                         "batch_join, shuffle_batch_join and their maybe_ forms)")
+    ap.add_argument("--producer-scenarios", type=int, default=12,
+                    help="random producer scenarios besides the numbered ones")
     ap.add_argument("--timeout-ms", type=int, default=100,
                     help="TF RunOptions timeout that shows a blocking op")
-    ap.add_argument("--only", default="", help="comma list: csv,cases,readers,queues,producers")
+    ap.add_argument("--only", default="",
+                    help="comma list: csv,cases,readers,queues,coord,cli")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else {"csv", "cases", "readers", "queues",
-                                                         "producers"}
+                                                         "coord", "cli"}
+    if not args.coord_driver:
+        only.discard("coord")
+    if not args.tfq_cat:
+        only.discard("cli")
     t0 = time.time()
     rng = random.Random(args.seed)
     wd = os.path.abspath(args.workdir)
     shutil.rmtree(wd, ignore_errors=True)
     os.makedirs(wd)
     rep = Report()
+    me = sys.modules[__name__]
 
     # ---- generate every scenario (and the files Python writes) --------------------------
     lines = []
@@ -1517,41 +1539,46 @@ def main():
         scripts += queue_spec_scripts()
         for s in scripts:
             lines += qscript_lines(s, 1000)
-    pcases, bcases = ([], [])
-    if "producers" in only:
-        pcases, bcases = gen_producer_cases(random.Random(rng.random()))
-        for pid, kind, ep, dt, shp, vals in pcases:
-            lines.append("produce %s %s %d %s" % (pid, kind, ep, tensor_tok(dt, shp, vals)))
-        for bid, bs, small, ep, dt, vals in bcases:
-            lines.append("batch %s %d %d %d %s" % (bid, bs, small, ep,
-                                                   tensor_tok(dt, [len(vals)], vals)))
     scen = os.path.join(wd, "scenarios.txt")
     with open(scen, "w") as f:
         f.write("\n".join(lines) + "\n")
+    coord_plan = None
+    if "coord" in only:
+        import coord_conformance
+        coord_plan, clines = coord_conformance.generate(me, random.Random(args.seed + 1), args)
+        with open(os.path.join(wd, "coord-scenarios.txt"), "w") as f:
+            f.write("\n".join(clines) + "\n")
     t_gen = time.time() - t0
 
     # ---- tfq runs in the background while TF works ----------------------------------------
     drv_out = open(os.path.join(wd, "tfq-output.txt"), "w")
     proc = subprocess.Popen([args.driver, scen], stdout=drv_out, stderr=subprocess.PIPE)
+    if coord_plan:
+        coord_out = open(os.path.join(wd, "tfq-coord-output.txt"), "w")
+        cproc = subprocess.Popen([args.coord_driver, os.path.join(wd, "coord-scenarios.txt")],
+                                 stdout=coord_out, stderr=subprocess.PIPE)
 
     t1 = time.time()
     csv_tf, runs = tf_csv_random(groups) if groups else ({}, 0)
     t_csv = time.time() - t1
     t1 = time.time()
-    q_tf = {s.qid: tf_run_qscript(s, args.timeout_ms) for s in scripts}
+    q_tf = {s.qid: tf_qscript_expected(s, args.timeout_ms) for s in scripts}
     t_q = time.time() - t1
     t1 = time.time()
-    p_tf = {pid: tf_producer(kind, ep, dt, shp, vals) for pid, kind, ep, dt, shp, vals in pcases}
-    b_tf = {bid: tf_batch(bs, small, ep, dt, vals) for bid, bs, small, ep, dt, vals in bcases}
-    t_p = time.time() - t1
+    coord_tf = coord_conformance.run_tf(me, coord_plan) if coord_plan else {}
+    t_coord = time.time() - t1
 
-    _, err = proc.communicate()
+    for name, p in [("conformance_tfq", proc)] + ([("conformance_coord", cproc)]
+                                                  if coord_plan else []):
+        _, err = p.communicate()
+        if p.returncode != 0:
+            print("FAIL driver: %s exited with %d: %s" % (name, p.returncode,
+                                                          err.decode()[-2000:]))
+            print("0 passed, 1 failed")
+            sys.exit(1)
     drv_out.close()
-    if proc.returncode != 0:
-        print("FAIL driver: conformance_tfq exited with %d: %s" % (proc.returncode,
-                                                                     err.decode()[-2000:]))
-        print("0 passed, 1 failed")
-        sys.exit(1)
+    if coord_plan:
+        coord_out.close()
     # readers after the driver: tfq wrote some of the TFRecord files TF reads
     t1 = time.time()
     r_tf = {c.rid: tf_read(c) for c in read_cases}
@@ -1568,18 +1595,24 @@ def main():
         compare_queue(s, q_tf[s.qid], drv, rep, "queues_spec" if s.qid > 9000 else "queues_random")
     for c in read_cases:
         compare_read(c, r_tf[c.rid], drv, rep)
-    for pid, kind, ep, dt, shp, vals in pcases:
-        compare_list("producers", "%s/%s/epochs%d/%s" % (pid, kind, ep, vals), p_tf[pid],
-                     drv["P"].get(pid, []), rep)
-    for bid, bs, small, ep, dt, vals in bcases:
-        compare_list("batchers", "%s/batch%d/small%d/epochs%d/n%d" % (bid, bs, small, ep,
-                                                                      len(vals)),
-                     b_tf[bid], drv["B"].get(bid, []), rep)
+    if coord_plan:
+        with open(os.path.join(wd, "tfq-coord-output.txt")) as f:
+            coord_conformance.compare(me, coord_plan, coord_tf, coord_conformance.parse(f.read()),
+                                      rep)
+    t1 = time.time()
+    cli_na = []
+    if "cli" in only:
+        import cli_conformance
+        os.makedirs(os.path.join(wd, "cli"))
+        cli_na = cli_conformance.run(me, args.tfq_cat, os.path.join(wd, "cli"), rep)
+    t_cli = time.time() - t1
 
     for line in rep.failures:
         print(line)
     for line in rep.deviations:
         print(line)
+    for case, why in cli_na:
+        print("not applicable: cli_decode_csv %s (%s)" % (case, why))
     print("-- per family (passed / failed / deviations):")
     for fam, (p, f_, d) in sorted(rep.fam.items()):
         print("   %-20s %5d %5d %5d" % (fam, p, f_, d))
@@ -1587,8 +1620,9 @@ def main():
         print("-- decode_csv random: %d records in %d groups (a group is one scenario); %d "
               "records disagree; %d TF runs" % (sum(len(g[2]) for g in groups), len(groups),
                                                 bad_records, runs))
-    print("-- time: generate %.1fs, TF decode_csv %.1fs, TF queues %.1fs, TF producers %.1fs, "
-          "TF readers %.1fs, total %.1fs" % (t_gen, t_csv, t_q, t_p, t_r, time.time() - t0))
+    print("-- time: generate %.1fs, TF decode_csv %.1fs, TF queues %.1fs, TF coordination "
+          "%.1fs, TF readers %.1fs, CLI %.1fs, total %.1fs" % (
+              t_gen, t_csv, t_q, t_coord, t_r, t_cli, time.time() - t0))
     passed = sum(v[0] for v in rep.fam.values())
     failed = sum(v[1] for v in rep.fam.values())
     devs = sum(v[2] for v in rep.fam.values())
@@ -1599,27 +1633,6 @@ def main():
     sys.stdout.flush()
     # os._exit: TF may crash while tearing down sessions that still hold timed-out queue ops.
     os._exit(1 if failed else 0)
-
-
-def compare_list(fam, case, tf_list, tfq_list, rep):
-    # The final OutOfRange's "(requested r, current size s)" depends on whether the consumer's
-    # dequeue was already waiting when the runner closed the queue (timing, in TF as in tfq).
-    def norm(r):
-        if r.startswith("ERR 11 "):
-            m = re.sub(r"\(requested \d+, current size \d+\)", "(requested r, current size s)",
-                       msg_of(r))
-            return "ERR 11 " + hx(m.encode())
-        return r
-    tf_list, tfq_list = [norm(r) for r in tf_list], [norm(r) for r in tfq_list]
-    ok = len(tf_list) == len(tfq_list) and all(same_result(a, b) for a, b in zip(tf_list, tfq_list))
-    if ok:
-        rep.ok(fam)
-        return
-    i = next((i for i, (a, b) in enumerate(zip(tf_list, tfq_list)) if not same_result(a, b)),
-             min(len(tf_list), len(tfq_list)))
-    rep.fail(fam, case, "item %d: TF %s | tfq %s (TF %d items, tfq %d)" % (
-        i, show(tf_list[i]) if i < len(tf_list) else "<end>",
-        show(tfq_list[i]) if i < len(tfq_list) else "<end>", len(tf_list), len(tfq_list)))
 
 
 if __name__ == "__main__":
