@@ -185,7 +185,9 @@ TFQ_API tfq_code tfq_runner_start(tfq_runner *r, tfq_coord *coord, int64_t wait_
  * and tfq_runner_free(); not from one of the runner's own ops.  Since: 0.1 */
 TFQ_API tfq_code tfq_runner_join(tfq_runner *r, tfq_status *st) TFQ_WARN_UNUSED;
 
-/* Number of errors recorded by the last start (TF's len(exceptions_raised)).
+/* Number of errors recorded by the last start (TF's len(exceptions_raised)): an op's error counts
+ * only when the runner has no coordinator (with one, the error goes to the coordinator, and TF's
+ * runner does not append it); a failed close of the queue always counts.
  * Ownership: nothing is taken.  Thread-safety: any, concurrently (a snapshot).  Since: 0.1 */
 TFQ_API int tfq_runner_num_errors(tfq_runner *r);
 

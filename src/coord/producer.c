@@ -55,10 +55,12 @@ static tfq_code check_rows(tfq_queue *q, const tfq_tuple *rows, tfq_status *st) 
   int64_t d0 = -1;
   for (size_t i = 0; i < n; i++) {
     const tfq_tensor *t = tfq_tuple_get(rows, i);
-    if (!t || tfq_tensor_rank(t) < 1)
+    if (!t)
       return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
                             "Either `input_tensor` must have a fully defined shape or "
                             "`element_shape` must be specified");
+    if (tfq_tensor_rank(t) < 1) /* TF's shape check of a known scalar shape */
+      return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "Shape () must have rank at least 1");
     if (tfq_tensor_dtype(t) != tfq_spec_dtype(s, i))
       return tfq_status_set(
           st, TFQ_INVALID_ARGUMENT, "Type mismatch in component %zu. Expected %s, got %s", i,
@@ -161,8 +163,12 @@ tfq_code tfq_producer_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
     c = tfq_status_set(st, TFQ_OUT_OF_RANGE, "Reached limit of %lld", (long long)p->o.num_epochs);
     goto out;
   }
-  if (p->nrows == 0) {
-    c = tfq_status_set(st, TFQ_INVALID_ARGUMENT, "%s requires a non-null input tensor", p->what);
+  if (p->nrows == 0 && strcmp(p->what, "string_input_producer") == 0) {
+    /* Only string_input_producer asserts (a tf.Assert op: its message is wrapped); the other
+     * producers enqueue empty epochs, as TF's do. */
+    c = tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                       "assertion failed: [string_input_producer requires a non-null input "
+                       "tensor]");
     goto out;
   }
   p->epochs_done++;
@@ -262,10 +268,12 @@ tfq_code tfq__producer_build(const tfq_tuple *rows, const tfq_producer_options *
   if (c) return c;
   for (size_t i = 0; i < tfq_tuple_size(rows) && !c; i++) {
     const tfq_tensor *t = tfq_tuple_get(rows, i);
-    if (!t || tfq_tensor_rank(t) < 1)
+    if (!t)
       c = tfq_status_set(st, TFQ_INVALID_ARGUMENT,
                          "Either `input_tensor` must have a fully defined shape or "
                          "`element_shape` must be specified");
+    else if (tfq_tensor_rank(t) < 1) /* TF's shape check of a known scalar shape */
+      c = tfq_status_set(st, TFQ_INVALID_ARGUMENT, "Shape () must have rank at least 1");
     else
       c = tfq_spec_add(spec, tfq_tensor_dtype(t), tfq_tensor_dims(t) + 1, tfq_tensor_rank(t) - 1,
                        NULL, st);

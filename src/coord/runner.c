@@ -76,8 +76,10 @@ static int is_closed_code(const tfq_runner *r, tfq_code c) {
   return c > TFQ_OK && c <= TFQ_UNAUTHENTICATED && (r->closed >> c & 1u);
 }
 
-static void record(tfq_runner *r, tfq_code code, const char *msg) { /* r->mu held */
-  r->nerrors++;
+/* Keeps the first error for tfq_runner_join(); counts it in tfq_runner_num_errors() when
+ * `counted` (TF's exceptions_raised: only errors raised without a coordinator). */
+static void record(tfq_runner *r, tfq_code code, const char *msg, int counted) { /* r->mu held */
+  if (counted) r->nerrors++;
   if (r->err == TFQ_OK) {
     r->err = code;
     snprintf(r->msg, sizeof r->msg, "%s", msg);
@@ -132,7 +134,7 @@ static void *op_main(void *arg) {
   }
   tfq__lock(&r->mu);
   int last = --r->live == 0;
-  if (error) record(r, code, st.msg);
+  if (error) record(r, code, st.msg, !r->coord); /* TF appends to exceptions_raised only then */
   tfq__unlock(&r->mu);
   if (closed && last) {
     /* The last thread out closes the queue (behind any pending enqueue, as TF's close_op). */
@@ -144,7 +146,7 @@ static void *op_main(void *arg) {
     int already = c == TFQ_CANCELLED && strstr(cst.msg, "is already closed") != NULL;
     if (c && !already && !(c == TFQ_CANCELLED && r->coord && tfq_coord_should_stop(r->coord))) {
       tfq__lock(&r->mu);
-      record(r, c, cst.msg);
+      record(r, c, cst.msg, 1);
       tfq__unlock(&r->mu);
     }
   }

@@ -828,18 +828,8 @@ def sum_close(a, b):
 # scenario key, the step, a substring of what tfq gives there, and the bug.  A scenario that
 # differs from TF exactly there (and nowhere else) is reported as a deviation naming the bug;
 # once the bug is fixed it passes, and any other difference still fails.
-KNOWN_BUGS = {
-    "failing_op": ((9,), "COUNT 1", "tfq_runner_num_errors() counts an error that went to the "
-                   "coordinator; TF's exceptions_raised stays empty with a coordinator"),
-    "117-scalar": ((0,), "Either `input_tensor` must have a fully defined shape",
-                   "a scalar input: TF says \"Shape () must have rank at least 1\""),
-    "120-empty-tensor": ((5,), "ERR 3 'string_input_producer requires",
-                         "the empty-tensor error lacks TF's Assert wrapper "
-                         "\"assertion failed: [...]\""),
-    "range-0": ((4, 5), "requires a non-null input tensor",
-                "input_producer/range_input_producer with no rows fail; in TF only "
-                "string_input_producer asserts, the others yield empty epochs"),
-}
+# None is open (the four found on 2026-12-01 are fixed).
+KNOWN_BUGS = {}
 
 
 def compare(h, plan, tfres, drv, rep):

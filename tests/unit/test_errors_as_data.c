@@ -369,7 +369,7 @@ Test(errors_as_data, string_input_producer_start_reports_an_empty_input_to_the_c
   cr_assert_eq(tfq_queue_dequeue(q, &t, NULL, NOTIMEOUT, NULL), TFQ_OUT_OF_RANGE);
   cr_assert_eq(tfq_coord_join(coord, 1000000, 0, st), TFQ_INVALID_ARGUMENT);
   cr_assert_str_eq(tfq_status_message(st),
-                   "string_input_producer requires a non-null input tensor");
+                   "assertion failed: [string_input_producer requires a non-null input tensor]");
   tfq_queue *q2;
   tfq_producer_runner *pr2;
   cr_assert_eq(tfq_string_input_producer_start(names, NULL, NULL, &q2, &pr2, st),
