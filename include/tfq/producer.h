@@ -1,7 +1,8 @@
 /* Input producers with TensorFlow 1.x semantics (tf.train.input_producer and friends).
  *
  * A producer fills a FIFOQueue with the rows (slices along dimension 0) of its input tensors,
- * once per epoch, each epoch a fresh permutation when shuffling (PCG32 seeded from `seed`), and
+ * once per epoch, each epoch a fresh permutation when shuffling (PCG32 seeded from `seed`, or
+ * TF's own order with tfq_producer_options_set_tf_seeds()), and
  * closes the queue after `num_epochs` epochs, so consumers see OUT_OF_RANGE once the queue is
  * drained.  Three ways to run one:
  *
@@ -55,6 +56,15 @@ TFQ_API void tfq_producer_options_set_shuffle(tfq_producer_options *o, int shuff
 /* Seeds the shuffling PCG32 (unset: a seed drawn from the clock, like TF's seed=None).
  * Ownership: nothing is taken.  Thread-safety: as tfq_producer_options.  Since: 0.1 */
 TFQ_API void tfq_producer_options_set_seed(tfq_producer_options *o, uint64_t seed);
+/* Shuffles in TensorFlow's exact order instead: each epoch is what TF's RandomShuffle op gives
+ * with attributes seed / seed2 (Philox4x32-10 through GuardedPhiloxRandom, size - 1 draws per
+ * epoch, j = i + draw % (size - i)), so string_input_producer(shuffle=True, seed=s) delivers the
+ * same files in the same order as TF1.  seed/seed2 are the op's attributes: TF's
+ * random_seed.get_seed(s), i.e. (graph seed, s), or (87654321, s) when the graph has no seed.
+ * Both 0 means TF's "no seed": random seeds.  Overrides tfq_producer_options_set_seed().
+ * Ownership: nothing is taken.  Thread-safety: as tfq_producer_options.  Since: 0.2 */
+TFQ_API void tfq_producer_options_set_tf_seeds(tfq_producer_options *o, int64_t seed,
+                                               int64_t seed2);
 /* Capacity of the queue the convenience functions create (negative: unbounded).
  * Ownership: nothing is taken.  Thread-safety: as tfq_producer_options.  Since: 0.1 */
 TFQ_API void tfq_producer_options_set_capacity(tfq_producer_options *o, int64_t capacity);

@@ -6,8 +6,9 @@
 
 struct tfq_producer_options {
   int64_t num_epochs, capacity;
-  int shuffle, has_seed;
+  int shuffle, has_seed, tf_exact;
   uint64_t seed;
+  int64_t tf_seed, tf_seed2;
 };
 
 tfq_code tfq_producer_options_new(tfq_producer_options **out, tfq_status *st) {
@@ -29,6 +30,11 @@ void tfq_producer_options_set_seed(tfq_producer_options *o, uint64_t seed) {
   o->seed = seed;
   o->has_seed = 1;
 }
+void tfq_producer_options_set_tf_seeds(tfq_producer_options *o, int64_t seed, int64_t seed2) {
+  o->tf_exact = 1;
+  o->tf_seed = seed;
+  o->tf_seed2 = seed2;
+}
 void tfq_producer_options_set_capacity(tfq_producer_options *o, int64_t c) { o->capacity = c; }
 
 struct tfq_producer {
@@ -38,12 +44,13 @@ struct tfq_producer {
   int64_t nrows, epochs_done;
   tfq_producer_options o;
   tfq__pcg32 rng;
+  tfq__philox tf_gen; /* with tf_exact: the RandomShuffle op's GuardedPhiloxRandom */
   int64_t *perm;
   tfq_cancel *cancel;
   const char *what; /* for the empty-input message */
 };
 
-static const tfq_producer_options default_opts = {TFQ_EPOCHS_UNLIMITED, 32, 1, 0, 0};
+static const tfq_producer_options default_opts = {TFQ_EPOCHS_UNLIMITED, 32, 1, 0, 0, 0, 0, 0};
 
 static tfq_code check_rows(tfq_queue *q, const tfq_tuple *rows, tfq_status *st) {
   const tfq_spec *s = tfq_queue_spec(q);
@@ -110,6 +117,14 @@ tfq_code tfq_producer_new(tfq_queue *q, const tfq_tuple *rows, const tfq_produce
     tfq_tuple_set_take(p->rows, i, tfq_tensor_ref(tfq_tuple_get(rows, i)));
   uint64_t seed = o->has_seed ? o->seed : (uint64_t)tfq__now_ns() ^ (uint64_t)(uintptr_t)p;
   tfq__pcg32_seed(&p->rng, seed, 0x5851f42d4c957f2dULL);
+  if (o->tf_exact) { /* GuardedPhiloxRandom::Init: (0, 0) means random seeds */
+    uint64_t s1 = (uint64_t)o->tf_seed, s2 = (uint64_t)o->tf_seed2;
+    if (s1 == 0 && s2 == 0) {
+      s1 = tfq__random64();
+      s2 = tfq__random64();
+    }
+    tfq__philox_seed(&p->tf_gen, s1, s2);
+  }
   p->q = tfq_queue_ref(q);
   *out = p;
   tfq_status_clear(st);
@@ -153,6 +168,33 @@ static tfq_code gather(const tfq_tensor *src, const int64_t *perm, int64_t n, tf
   return TFQ_OK;
 }
 
+/* TF's RandomShuffle kernel on n rows (kernels/shuffle_common.h): nothing for n <= 1; else
+ * ReserveSamples32(n - 1) -- a copy of the generator starting a fresh block, the generator
+ * skipped ahead by ceil((n - 1) / 4) blocks -- and, through a SingleSampleAdapter, for i in
+ * 0 .. n - 2, swap(i, i + draw % (n - i)).  (Rows counted in 32 bits, as TF for n < 2^32.) */
+static void tf_shuffle(tfq__philox *gen, int64_t *perm, int64_t n) {
+  if (n <= 1) return;
+  tfq__philox local = *gen;
+  local.used = 4;
+  uint64_t blocks = ((uint64_t)n - 1 + 3) / 4;
+  uint64_t lo = ((uint64_t)gen->ctr[1] << 32 | gen->ctr[0]) + blocks;
+  int carry = lo < blocks;
+  gen->ctr[0] = (uint32_t)lo;
+  gen->ctr[1] = (uint32_t)(lo >> 32);
+  if (carry) {
+    uint64_t hi = ((uint64_t)gen->ctr[3] << 32 | gen->ctr[2]) + 1;
+    gen->ctr[2] = (uint32_t)hi;
+    gen->ctr[3] = (uint32_t)(hi >> 32);
+  }
+  for (int64_t i = 0; i + 1 < n; i++) {
+    uint32_t m = (uint32_t)(n - i);
+    int64_t j = i + (int64_t)(tfq__philox_next(&local) % m);
+    int64_t t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+}
+
 tfq_code tfq_producer_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
   (void)cancel; /* a runner's close-on-stop cancel of the queue wakes a blocked enqueue */
   tfq_producer *p = ctx;
@@ -174,11 +216,15 @@ tfq_code tfq_producer_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
   p->epochs_done++;
   if (p->o.shuffle) {
     for (int64_t i = 0; i < p->nrows; i++) p->perm[i] = i;
-    for (int64_t i = p->nrows - 1; i > 0; i--) {
-      int64_t j = (int64_t)tfq__pcg32_bounded64(&p->rng, (uint64_t)i + 1);
-      int64_t t = p->perm[i];
-      p->perm[i] = p->perm[j];
-      p->perm[j] = t;
+    if (p->o.tf_exact) {
+      tf_shuffle(&p->tf_gen, p->perm, p->nrows);
+    } else {
+      for (int64_t i = p->nrows - 1; i > 0; i--) {
+        int64_t j = (int64_t)tfq__pcg32_bounded64(&p->rng, (uint64_t)i + 1);
+        int64_t t = p->perm[i];
+        p->perm[i] = p->perm[j];
+        p->perm[j] = t;
+      }
     }
     size_t n = tfq_tuple_size(p->rows);
     if (tfq_tuple_new(n, &batch, NULL)) {

@@ -8,6 +8,7 @@
  *       Source 0 is fed and closed before the start; source i+1 once source i has ended.  Then
  *       the batch queue is awaited closed, and batches are taken until the first error (tag B).
  *   producer <id> <kind> <via> <epochs> <shuffle> <seed> <cap> <take> <many> <ntensors> <tensor>...
+ *            (<seed> "s1:s2": the RandomShuffle op's seed/seed2, for TF's exact shuffle order)
  *       kind string|range|slice|input; via thread (tfq_*_input_producer), runner (a QueueRunner
  *       running tfq_producer_step under a Coordinator; strings: tfq_string_input_producer_start)
  *       or step (tfq_producer_step called by hand, as TF's limit_epochs).  take: dequeues (-1:
@@ -249,7 +250,11 @@ void producer_cmd(char **tok, int n) {
   if (tfq_producer_options_new(&o, st) != TFQ_OK) die("producer options");
   tfq_producer_options_set_num_epochs(o, epochs);
   tfq_producer_options_set_shuffle(o, atoi(tok[5]));
-  tfq_producer_options_set_seed(o, strtoull(tok[6], NULL, 10));
+  if (strchr(tok[6], ':')) /* "seed:seed2": TF's RandomShuffle attributes, TF's exact order */
+    tfq_producer_options_set_tf_seeds(o, strtoll(tok[6], NULL, 10),
+                                      strtoll(strchr(tok[6], ':') + 1, NULL, 10));
+  else
+    tfq_producer_options_set_seed(o, strtoull(tok[6], NULL, 10));
   tfq_producer_options_set_capacity(o, cap);
   tfq_queue *q = NULL;
   tfq_producer_thread *th = NULL;

@@ -603,9 +603,20 @@ class ProdCase:
         self.shuffle, self.seed, self.cap, self.take, self.many = shuffle, seed, cap, take, many
         self.graph_seed, self.note = graph_seed, note
 
+    def op_seeds(self):
+        """The RandomShuffle op's (seed, seed2) attributes, as TF derives them from the graph
+        seed and the op seed (random_seed.get_seed)."""
+        from tensorflow.python.framework import random_seed
+        g = tf.Graph()
+        with g.as_default():
+            if self.graph_seed is not None:
+                tf.set_random_seed(self.graph_seed)
+            return random_seed.get_seed(self.seed or None)
+
     def line(self, h, pid=None):
-        return "producer %s %s %s %d %d %d %d %d %d %d %s" % (
-            pid or self.pid, self.kind, self.via, self.epochs, self.shuffle, self.seed, self.cap,
+        seed = "%d:%d" % self.op_seeds() if self.shuffle and self.seed else "%d" % self.seed
+        return "producer %s %s %s %d %d %s %d %d %d %d %s" % (
+            pid or self.pid, self.kind, self.via, self.epochs, self.shuffle, seed, self.cap,
             self.take, self.many, len(self.tensors),
             " ".join(h.tensor_tok(dt, shp, vals) for dt, shp, vals in self.tensors))
 
@@ -719,7 +730,7 @@ def producer_cases(rng, h, nrandom):
       note="unlimited-epochs")
     p("input", "runner", 2, [(F, [3, 2, 2], [float(x) for x in range(12)])],
       note="rank-3-rows")
-    # seeded shuffles (deviation: tfq's producer order is its own PCG32, not TF's)
+    # seeded shuffles: TF's exact order (tfq_producer_options_set_tf_seeds with the op's seeds)
     p("range", "runner", 3, [(I, [], [6])], shuffle=True, seed=7, graph_seed=1234,
       note="shuffle")
     p("string", "thread", 2, [(S, [5], [b"v%d" % i for i in range(5)])], shuffle=True, seed=11,
@@ -728,6 +739,9 @@ def producer_cases(rng, h, nrandom):
       shuffle=True, seed=5, graph_seed=99, note="122-shuffle")
     p("input", "thread", 3, [(I, [4, 2], list(range(8)))], shuffle=True, seed=3,
       note="shuffle")
+    p("string", "runner", 4, [(S, [13], [b"f%02d" % i for i in range(13)])], shuffle=True,
+      seed=42, graph_seed=7, note="shuffle-13")
+    p("input", "thread", 3, [(I, [2], [5, 6])], shuffle=True, seed=9, note="shuffle-2")
     for _ in range(nrandom):
         kind = rng.choice(["string", "range", "slice", "input"])
         via = rng.choice(["thread", "runner"])
@@ -865,7 +879,7 @@ def compare(h, plan, tfres, drv, rep):
         check("batchers", None, c.name(), tfres[("B", c.bid)], drv.get(("B", c.bid)))
     for c in plan.prods:
         tf_list, got = tfres[("P", c.pid)], drv.get(("P", c.pid)) or []
-        if not c.shuffle:
+        if not c.shuffle or c.seed:  # seeded shuffles: TF's exact order (set_tf_seeds)
             check("producers", c.note, c.name(), tf_list, got)
             continue
         compare_shuffled(h, c, tf_list, got, drv.get(("P", c.pid + "again")) or [], rep)
