@@ -11,7 +11,8 @@
  *    reference to the tfq tensor, and TensorFlow's deallocator drops it exactly once (also when
  *    TF_NewTensor fails).  String tensors are copied into TF_TString arrays.
  *  - Feed mode A (tfq_tf_feed): the TF_Output / TF_Tensor arrays of TF_SessionRun for a tfq batch
- *    and a list of named placeholders.
+ *    and a list of named placeholders; for parsed tf.train.Examples (0.2), sparse outputs go to
+ *    TF1 sparse_placeholders by name (tfq_tf_feed_new_example).
  *  - Feed mode B (tfq_tf_queue, tfq_tf_feeder): a TensorFlow queue, found or created by shared
  *    name on a device of a cluster ("/job:ps/task:0" over "grpc://host:port"), fed with
  *    QueueEnqueueManyV2 (one element per row) or QueueEnqueueV2 (one element per batch, 0.2),
@@ -30,6 +31,7 @@
 #include <tensorflow/c/c_api.h>
 #include <tfq/alloc.h>
 #include <tfq/coord.h>
+#include <tfq/example.h>
 #include <tfq/export.h>
 #include <tfq/queue.h>
 #include <tfq/status.h>
@@ -145,6 +147,37 @@ TFQ_API tfq_code tfq_tf_feed_run(tfq_tf_feed *f, TF_Session *session, const tfq_
                                  const TF_Output *fetches, TF_Tensor **fetch_values, int nfetch,
                                  const TF_Operation *const *targets, int ntargets,
                                  tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Mode A for parsed tf.train.Examples: a feed for the tuples tfq_example_result_to_tuple() makes
+ * from results parsed with `cfg` (tfq_parse_example(), tfq_parse_example_strings(); the batch
+ * path).  Such a tuple holds one component per dense output and three per sparse output
+ * (indices, values, dense_shape), in the config's output order (the byte order of the keys).
+ * Output i feeds the graph operations named by names[i]; `names` NULL (or names[i] NULL) uses
+ * the feature's key:
+ *  - a dense output (FixedLen, FixedLenSequence) feeds names[i] as tfq_tf_feed_new() reads it
+ *    ("x", "x:1");
+ *  - a sparse output (VarLen, Sparse) feeds the three placeholders TF1's
+ *    tf.compat.v1.sparse_placeholder(dtype, shape, name=N) makes: "N/indices", "N/values" and
+ *    "N/shape" (a PlaceholderWithDefault when `shape` was given; it is fed all the same).
+ * Each input is checked against its component before anything runs, since TF_SessionRun checks
+ * dtypes only at run time and static shapes never: its dtype (int64 for indices and dense_shape,
+ * the feature's dtype otherwise) and, where the graph knows them, its rank and dims against the
+ * batch's static shape ([?] + the feature's shape for a dense output; [?, 1 + rank], [?] and
+ * [1 + rank] for a sparse one, rank = tfq_example_config_rank(); unknown dims match anything).
+ * So a `names` array in another order than the config's (e.g. the order the features were
+ * added in) is refused here rather than fed to the wrong placeholders.
+ * @return TFQ_OK; TFQ_NOT_FOUND ("No operation named 'tags/indices' in the graph", for a sparse
+ *         output followed by "(sparse feature 'tags' feeds a tf.compat.v1.sparse_placeholder
+ *         named 'tags': tags/indices, tags/values, tags/shape)"); TFQ_INVALID_ARGUMENT (an empty
+ *         config; a bad output index; "Feature 'id' (int64 [?]) cannot feed 'xy' (float)";
+ *         "Feature 'xy' (float [?,2]) cannot feed 'xy' of shape [?,3]"); TFQ_RESOURCE_EXHAUSTED.
+ * Ownership: `graph` borrowed until the feed is freed; `cfg` and `names` borrowed for the call
+ * (names copied); *out (NULL on failure) is a feed as tfq_tf_feed_new() makes (set, run, clear,
+ * inputs), freed with tfq_tf_feed_free().  Thread-safety: any (`cfg` is read; `graph` must not
+ * lose operations meanwhile); the feed as tfq_tf_feed.  Since: 0.2 */
+TFQ_API tfq_code tfq_tf_feed_new_example(TF_Graph *graph, const tfq_example_config *cfg,
+                                         const char *const *names, tfq_tf_feed **out,
+                                         tfq_status *st) TFQ_WARN_UNUSED;
 
 /* ---- in-process TensorFlow server --------------------------------------------------------------
  */

@@ -1,5 +1,6 @@
 /* Codes, dtypes and tensor conversions, and feed mode A (TF_SessionRun inputs). */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <tensorflow/c/tf_tstring.h>
@@ -299,5 +300,146 @@ tfq_code tfq_tf_feed_run(tfq_tf_feed *f, TF_Session *session, const tfq_tuple *b
   c = tfq_tf_status_copy(s, st);
   TF_DeleteStatus(s);
   tfq_tf_feed_clear(f);
+  return c;
+}
+
+/* ---- feed mode A for parsed Examples ----------------------------------------------------- */
+
+/* "[?,2]" */
+static void shape_text(char *buf, size_t cap, const int64_t *d, int rank) {
+  size_t n = 0;
+  n += (size_t)snprintf(buf, cap, "[");
+  for (int i = 0; i < rank && n < cap; i++) {
+    if (d[i] < 0)
+      n += (size_t)snprintf(buf + n, cap - n, "%s?", i ? "," : "");
+    else
+      n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? "," : "", (long long)d[i]);
+  }
+  if (n < cap) snprintf(buf + n, cap - n, "]");
+}
+
+static const char *tf_dtype_text(TF_DataType dt, char *buf, size_t cap) {
+  if (tfq_dtype_valid((tfq_dtype)dt)) return tfq_dtype_name((tfq_dtype)dt);
+  snprintf(buf, cap, "TF_DataType %d", (int)dt);
+  return buf;
+}
+
+/* Checks the graph's input `in` against one component (dtype `want`, static shape wd[0..wr)). */
+static tfq_code check_example_input(TF_Graph *graph, TF_Output in, const char *name,
+                                    const char *key, const char *part, tfq_dtype want,
+                                    const int64_t *wd, int wr, tfq_status *st) {
+  char ws[256], hs[256], tb[32];
+  shape_text(ws, sizeof ws, wd, wr);
+  TF_DataType have = TF_OperationOutputType(in);
+  if (have != (TF_DataType)want)
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "Feature '%s'%s (%s %s) cannot feed '%s' (%s)",
+                          key, part, tfq_dtype_name(want), ws, name,
+                          tf_dtype_text(have, tb, sizeof tb));
+  TF_Status *s = TF_NewStatus();
+  if (!s) return tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "out of memory");
+  int hr = TF_GraphGetTensorNumDims(graph, in, s);
+  int fits = 1;
+  int64_t hd[TFQ_MAX_RANK + 2];
+  if (TF_GetCode(s) == TF_OK && hr >= 0) { /* -1: unknown rank, anything fits */
+    if (hr <= (int)(sizeof hd / sizeof hd[0])) TF_GraphGetTensorShape(graph, in, hd, hr, s);
+    if (hr != wr) {
+      fits = 0;
+    } else if (TF_GetCode(s) == TF_OK) {
+      for (int i = 0; i < hr; i++)
+        if (hd[i] >= 0 && wd[i] >= 0 && hd[i] != wd[i]) fits = 0;
+    }
+  }
+  int known = TF_GetCode(s) == TF_OK && hr <= (int)(sizeof hd / sizeof hd[0]);
+  TF_DeleteStatus(s);
+  if (fits) return TFQ_OK;
+  if (known)
+    shape_text(hs, sizeof hs, hd, hr);
+  else
+    snprintf(hs, sizeof hs, "rank %d", hr);
+  return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                        "Feature '%s'%s (%s %s) cannot feed '%s' of shape %s", key, part,
+                        tfq_dtype_name(want), ws, name, hs);
+}
+
+static void free_names(char **v, size_t n) {
+  if (!v) return;
+  for (size_t i = 0; i < n; i++) tfq_free(v[i]);
+  tfq_free(v);
+}
+
+static char *concat(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  char *r = tfq_malloc(la + lb + 1);
+  if (!r) return NULL;
+  memcpy(r, a, la);
+  memcpy(r + la, b, lb + 1);
+  return r;
+}
+
+/* Resolves `name` as tfq_tf_feed_new() does and checks it against one component.  `base` is the
+ * sparse_placeholder's name for a sparse output (the NOT_FOUND hint), NULL for a dense one. */
+static tfq_code check_example_name(TF_Graph *graph, const char *name, const char *base,
+                                   const char *key, const char *part, tfq_dtype want,
+                                   const int64_t *wd, int wr, tfq_status *st) {
+  tfq_tf_feed *one;
+  tfq_code c = tfq_tf_feed_new(graph, &name, 1, &one, st);
+  if (c == TFQ_NOT_FOUND && base)
+    return tfq_status_set(st, TFQ_NOT_FOUND,
+                          "No operation named '%s' in the graph (sparse feature '%s' feeds a "
+                          "tf.compat.v1.sparse_placeholder named '%s': %s/indices, %s/values, "
+                          "%s/shape)",
+                          name, key, base, base, base, base);
+  if (c) return c;
+  c = check_example_input(graph, tfq_tf_feed_inputs(one)[0], name, key, part, want, wd, wr, st);
+  tfq_tf_feed_free(one);
+  return c;
+}
+
+tfq_code tfq_tf_feed_new_example(TF_Graph *graph, const tfq_example_config *cfg,
+                                 const char *const *names, tfq_tf_feed **out, tfq_status *st) {
+  static const char *const suffix[3] = {"/indices", "/values", "/shape"};
+  static const char *const part[3] = {" indices", " values", " dense_shape"};
+  *out = NULL;
+  size_t nf = cfg ? tfq_example_config_size(cfg) : 0;
+  if (nf == 0)
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                          "A feed for parsed Examples needs a config with at least one feature");
+  size_t n = 0;
+  for (size_t i = 0; i < nf; i++) n += tfq_example_config_is_sparse(cfg, i) ? 3 : 1;
+  char **full = tfq_malloc(n * sizeof *full);
+  if (!full) return tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "out of memory");
+  for (size_t j = 0; j < n; j++) full[j] = NULL;
+  /* Feature by feature, in output order, so that the first wrong input is the one reported. */
+  tfq_code c = TFQ_OK;
+  for (size_t i = 0, j = 0; i < nf && c == TFQ_OK; i++) {
+    const char *key = tfq_example_config_key(cfg, i);
+    const char *base = names && names[i] ? names[i] : key;
+    tfq_dtype dt = tfq_example_config_dtype(cfg, i);
+    int r = tfq_example_config_rank(cfg, i);
+    const int64_t *dims = tfq_example_config_dims(cfg, i);
+    if (!tfq_example_config_is_sparse(cfg, i)) {
+      int64_t want[TFQ_MAX_RANK + 1];
+      want[0] = TFQ_UNKNOWN_DIM;
+      for (int k = 0; k < r; k++) want[k + 1] = dims[k];
+      if (!(full[j] = concat(base, "")))
+        c = tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "out of memory");
+      else
+        c = check_example_name(graph, full[j], NULL, key, "", dt, want, r + 1, st);
+      j++;
+      continue;
+    }
+    const int64_t ix[2] = {TFQ_UNKNOWN_DIM, 1 + r}, vals[1] = {TFQ_UNKNOWN_DIM}, sh[1] = {1 + r};
+    const int64_t *wd[3] = {ix, vals, sh};
+    const int wr[3] = {2, 1, 1};
+    const tfq_dtype wt[3] = {TFQ_INT64, dt, TFQ_INT64};
+    for (int p = 0; p < 3 && c == TFQ_OK; p++, j++) {
+      if (!(full[j] = concat(base, suffix[p])))
+        c = tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "out of memory");
+      else
+        c = check_example_name(graph, full[j], base, key, part[p], wt[p], wd[p], wr[p], st);
+    }
+  }
+  if (c == TFQ_OK) c = tfq_tf_feed_new(graph, (const char *const *)full, n, out, st);
+  free_names(full, n);
   return c;
 }

@@ -64,7 +64,10 @@ static void roundtrip_dtypes(void) {
           "code %d", c);
   }
   tfq_dtype dt;
-  CHECK(tfq_tf_dtype_from_tf(TF_HALF, &dt, st) == TFQ_UNIMPLEMENTED, "half");
+  /* half and bfloat16 are tfq dtypes since decode_raw (TF's numbers): they map through */
+  CHECK(tfq_tf_dtype_from_tf(TF_HALF, &dt, st) == TFQ_OK && dt == TFQ_HALF, "half");
+  CHECK(tfq_tf_dtype_from_tf(TF_BFLOAT16, &dt, st) == TFQ_OK && dt == TFQ_BFLOAT16, "bfloat16");
+  CHECK(tfq_tf_dtype_from_tf(TF_QINT8, &dt, st) == TFQ_UNIMPLEMENTED, "qint8");
   tfq_status_free(st);
   printf("mode A: 12 dtypes round-trip tfq -> TF_Tensor -> tfq (numeric lent without copy)\n");
 }
