@@ -5,6 +5,8 @@
  *                 progress
  *   cat_stdin.c   standard input: the prefix for inference, the memfd, the pump thread
  *   cat_infer.c   CSV columns: the sample, type inference, names, the decode_csv options
+ *   cat_example.c tf.train.Example input: --features, detection and inference, the columns
+ *   cat_example_op.c  the reader op that parses Examples (parse_example) and enqueues rows
  *   cat_output.c  printing batches: table, jsonl, csv
  *   cat_util.c    the helpers below (messages, exits, allocation that never fails)
  *   tfq_cat_args.c  the option parser (see tfq_cat_args.h)
@@ -20,8 +22,14 @@
 
 #include "tfq_cat_args.h"
 
-/* Records read from the first file to infer the CSV types. */
+/* Records read from the first file to infer the CSV types (and the Example features). */
 #define INFER_ROWS 100
+/* CSV: fewer for wide rows, INFER_VALUES values (the first record's fields times the records),
+ * but never fewer than INFER_MIN_ROWS records.  Rows of up to 1310 fields keep all INFER_ROWS;
+ * for wider ones inference (a split and a parse of each value, and a decode_csv of the sample
+ * unless it is plain: cat_infer.c) stays a few per cent of decoding a file of such rows. */
+#define INFER_VALUES (1 << 17)
+#define INFER_MIN_ROWS 10
 
 /* Exit codes: 0 done, 1 a data or I/O error, 2 a usage error (docs/tfq-cat.md, "Errors and exit
  * codes"). */
@@ -63,7 +71,8 @@ typedef struct {
   int is_pipe; /* read_up_to blocks until it has n records: read a batch at a time */
 } input_file;
 
-typedef struct worker worker; /* one reader op (tfq-cat.c) */
+typedef struct worker worker;           /* one reader op (cat_pipeline.c) */
+typedef struct cat_example cat_example; /* tf.train.Example input (cat_example.h) */
 
 typedef struct app {
   options o;
@@ -91,6 +100,21 @@ typedef struct app {
   int out_error;          /* errno of a failed write to stdout */
   const char *stdin_path; /* to print keys as "-:N" */
   int shard_files;        /* --shard took whole files (else each reader op shards records) */
+  /* tf.train.Example input (tfq-cat only; fmt is then FMT_TFRECORD) */
+  ex_mode examples; /* from cat_plan; setup_columns() settles EX_DETECT to EX_FORCE or EX_NONE */
+  cat_example *ex;  /* the features and columns once known (EX_FORCE), else NULL */
+  /* tfq-cat only (tfq-cat.c sets them; tfq-feed leaves them 0: a TF cluster's queues expect one
+   * tensor per column, and tfq_feed_worker.py parses the inferred -d) */
+  int stack_cols;  /* runs of 2 or more adjacent columns of one dtype (CSV, text, fixed, raw
+                    * TFRecord: not Example input) make one [B, k] component of the record queue */
+  int spec_repeat; /* the inferred -d prints runs of 3 or more identical entries as N*TYPE */
+  /* The record queue's components (pipeline_prepare): without stacking, column c is component c;
+   * with it, column c is element col_idx[c] of component col_comp[c], whose per-record shape is
+   * [comp_width[col_comp[c]]] (1: a scalar component).  --keys: the keys are component ncomp. */
+  size_t ncomp;
+  size_t *col_comp;    /* nfields entries, or NULL: column c is component c */
+  int64_t *col_idx;    /* nfields entries, or NULL */
+  int64_t *comp_width; /* ncomp entries, or NULL */
 } app;
 
 /* ---- the pipeline both tools run (cat_pipeline.c) ---- */
@@ -106,6 +130,12 @@ tfq_code new_reader(const app *a, tfq_compression comp, int for_sample, int tf_c
                     tfq_reader **out, tfq_status *st);
 /* A one-element work queue holding `path`, closed. */
 tfq_code unit_queue(const char *path, size_t len, tfq_queue **out, tfq_status *st);
+/* The file whose reader path is `path` (as the status of a failed read names it), or NULL. */
+const input_file *find_file(const app *a, const char *path);
+/* A reader op's error c (not OK, OUT_OF_RANGE or CANCELLED) named as the user named the file:
+ * the message becomes "<file>:<line>: <reason>" (CSV and text, when the status holds a line)
+ * or "<file>: <reason>".  Returns c.  Thread-safe. */
+tfq_code name_error(const app *a, tfq_code c, tfq_status *st);
 
 /* Starts the thread that turns SIGINT/SIGTERM/SIGHUP into a stop (128+N exit). */
 void pipeline_signals(void);

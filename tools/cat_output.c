@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cat_example.h"
+
 /* ---- number formatting (shortest round trip) ---------------------------------------------- */
 
 /* Writes `v` in the shortest %.{1..9}g (float32: `f32` set, v holding the float exactly) or
@@ -161,27 +163,135 @@ static void csv_field(sbuf *b, const char *s, size_t n) {
 /* A cell writer: appends s[0..n) escaped for one output format. */
 typedef void (*str_writer)(sbuf *b, const char *s, size_t n);
 
-/* The text of element i of a numeric column. */
-static void fmt_value(const tfq_tensor *t, int64_t i, char *buf, size_t cap) {
-  const void *d = tfq_tensor_cdata(t);
-  switch (tfq_tensor_dtype(t)) {
-    case TFQ_FLOAT: fmt_float(buf, cap, ((const float *)d)[i]); break;
-    case TFQ_DOUBLE: fmt_double(buf, cap, ((const double *)d)[i]); break;
-    case TFQ_INT32: snprintf(buf, cap, "%" PRId32, ((const int32_t *)d)[i]); break;
-    case TFQ_INT64: snprintf(buf, cap, "%" PRId64, ((const int64_t *)d)[i]); break;
+/* The text of the number of dtype dt at p (not necessarily aligned). */
+static void fmt_scalar(tfq_dtype dt, const void *p, char *buf, size_t cap) {
+  union {
+    float f;
+    double d;
+    int32_t i32;
+    int64_t i64;
+  } v;
+  memcpy(&v, p, tfq_dtype_size(dt) <= sizeof v ? tfq_dtype_size(dt) : sizeof v);
+  switch (dt) {
+    case TFQ_FLOAT: fmt_float(buf, cap, v.f); break;
+    case TFQ_DOUBLE: fmt_double(buf, cap, v.d); break;
+    case TFQ_INT32: snprintf(buf, cap, "%" PRId32, v.i32); break;
+    case TFQ_INT64: snprintf(buf, cap, "%" PRId64, v.i64); break;
     default: snprintf(buf, cap, "?");
   }
 }
 
-/* Appends element i of numeric column t as its text (NaN and the infinities in double quotes
- * when `quote_special`: JSON has no such numbers). */
-static void put_number(sbuf *o, const tfq_tensor *t, int64_t i, int quote_special) {
+/* Appends the number of dtype dt at p as its text (NaN and the infinities in double quotes when
+ * `quote_special`: JSON has no such numbers). */
+static void put_scalar(sbuf *o, tfq_dtype dt, const void *p, int quote_special) {
   char buf[64];
-  fmt_value(t, i, buf, sizeof buf);
+  fmt_scalar(dt, p, buf, sizeof buf);
   if (quote_special && (isalpha((unsigned char)buf[0]) || (buf[0] == '-' && buf[1] == 'I')))
     sb_printf(o, "\"%s\"", buf);
   else
     sb_puts(o, buf);
+}
+
+/* Column c of a batch: the tensor holding it and where its value of record i is, element
+ * i * stride + off (one component per column: stride 1, off 0; a stacked [n, k] component:
+ * stride k, off the column's index in it). */
+typedef struct {
+  const tfq_tensor *t;
+  int64_t stride, off;
+} column;
+
+static column get_column(const app *a, const tfq_tuple *b, size_t c) {
+  if (!a->col_comp) return (column){tfq_tuple_get(b, c), 1, 0};
+  return (column){tfq_tuple_get(b, a->col_comp[c]), a->comp_width[a->col_comp[c]], a->col_idx[c]};
+}
+
+/* The component holding the keys (--keys): the last one. */
+static size_t keys_comp(const app *a) { return a->col_comp ? a->ncomp : a->nfields; }
+
+/* The element of record i in column v. */
+static int64_t at(const column *v, int64_t i) { return i * v->stride + v->off; }
+
+/* Appends element i of numeric column t as its text (see put_scalar). */
+static void put_number(sbuf *o, const tfq_tensor *t, int64_t i, int quote_special) {
+  tfq_dtype dt = tfq_tensor_dtype(t);
+  put_scalar(o, dt, (const char *)tfq_tensor_cdata(t) + (size_t)i * tfq_dtype_size(dt),
+             quote_special);
+}
+
+/* ---- list cells (tf.train.Example: FixedLen [k], VarLen, FixedLenSequence) ----------------
+ * A record's list prints as JSON in every format: nested for a shape of rank > 1, strings in
+ * double quotes, NaN and the infinities quoted. */
+
+/* The values of one list: elements base.. of tensor t, or decoded (numbers: raw; strings: sp,
+ * sn). */
+typedef struct {
+  tfq_dtype dt;
+  const tfq_tensor *t;
+  int64_t base;
+  const char *raw;
+  const char **sp;
+  size_t *sn;
+} list_vals;
+
+static void put_elem(sbuf *o, const list_vals *v, int64_t k) {
+  if (v->dt == TFQ_STRING) {
+    size_t len = v->t ? 0 : v->sn[k];
+    const char *s = v->t ? tfq_tensor_string(v->t, v->base + k, &len) : v->sp[k];
+    json_string(o, s, len);
+  } else {
+    size_t esz = tfq_dtype_size(v->dt);
+    const char *p = v->t ? (const char *)tfq_tensor_cdata(v->t) + (size_t)(v->base + k) * esz
+                         : v->raw + (size_t)k * esz;
+    put_scalar(o, v->dt, p, 1);
+  }
+}
+
+static void put_nested(sbuf *o, const list_vals *v, const int64_t *dims, int rank, int64_t *k) {
+  sb_putc(o, '[');
+  for (int64_t j = 0; j < dims[0]; j++) {
+    if (j) sb_putc(o, ',');
+    if (rank == 1)
+      put_elem(o, v, (*k)++);
+    else
+      put_nested(o, v, dims + 1, rank - 1, k);
+  }
+  sb_putc(o, ']');
+}
+
+/* Column c (tensor t) holds a list per record (never a column of a stacked component). */
+static int is_list(const app *a, const tfq_tensor *t, size_t c) {
+  tfq_dtype dt;
+  int r;
+  const int64_t *d;
+  return c < a->nfields && !a->col_comp &&
+         (tfq_tensor_rank(t) > 1 || example_col_list(a, c, &dt, &r, &d));
+}
+
+/* Appends record i of list column c (tensor t) as JSON. */
+static void put_list(const app *a, sbuf *o, const tfq_tensor *t, size_t c, int64_t i) {
+  int64_t shape[TFQ_MAX_RANK + 1], k = 0, stride = 1;
+  const int64_t *d;
+  int r;
+  list_vals v = {tfq_tensor_dtype(t), t, 0, NULL, NULL, NULL};
+  if (example_col_list(a, c, &v.dt, &r, &d)) { /* an encoded list: [count / stride] + row */
+    size_t len, cap = 0;
+    const char *s = tfq_tensor_string(t, i, &len);
+    size_t cnt = example_list_decode(s, len, v.dt, &v.sp, &v.sn, &cap);
+    for (int j = 0; j < r; j++) stride *= d[j];
+    shape[0] = stride ? (int64_t)cnt / stride : 0;
+    if (r) memcpy(shape + 1, d, (size_t)r * sizeof *d);
+    v.t = NULL;
+    v.raw = s;
+    put_nested(o, &v, shape, r + 1, &k);
+    free(v.sp);
+    free(v.sn);
+    return;
+  }
+  r = tfq_tensor_rank(t) - 1; /* a dense [n] + shape component */
+  d = tfq_tensor_dims(t) + 1;
+  for (int j = 0; j < r; j++) stride *= d[j];
+  v.base = i * stride;
+  put_nested(o, &v, d, r, &k);
 }
 
 /* Appends element i of column t: a string through `str`, a number with put_number. */
@@ -195,10 +305,11 @@ static void put_value(sbuf *o, const tfq_tensor *t, int64_t i, str_writer str, i
   }
 }
 
-/* The key of record i of b (its last column) as the user named the file, in *k (emptied first). */
+/* The key of record i of b (its last component) as the user named the file, in *k (emptied
+ * first). */
 static void key_text(const app *a, const tfq_tuple *b, int64_t i, sbuf *k) {
   size_t len;
-  const char *s = tfq_tensor_string(tfq_tuple_get(b, a->nfields), i, &len);
+  const char *s = tfq_tensor_string(tfq_tuple_get(b, keys_comp(a)), i, &len);
   sb_clear(k);
   display_key(a, s, len, k);
 }
@@ -215,11 +326,15 @@ static void emit_jsonl(app *a, const tfq_tuple *b, int64_t n) {
   sbuf *o = &a->out;
   sb_printf(o, "{\"batch\":%" PRId64 ",\"size\":%" PRId64 ",\"columns\":[", a->batches_out, n);
   for (size_t c = 0; c < a->nfields; c++) {
-    const tfq_tensor *t = tfq_tuple_get(b, c);
+    column v = get_column(a, b, c);
+    int list = is_list(a, v.t, c);
     sb_puts(o, c ? ",[" : "[");
     for (int64_t i = 0; i < n; i++) {
       if (i) sb_putc(o, ',');
-      put_value(o, t, i, json_string, 1);
+      if (list)
+        put_list(a, o, v.t, c, i);
+      else
+        put_value(o, v.t, at(&v, i), json_string, 1);
     }
     sb_putc(o, ']');
   }
@@ -235,7 +350,7 @@ static void emit_jsonl(app *a, const tfq_tuple *b, int64_t n) {
     free(k.p);
     sb_putc(o, ']');
   }
-  if (a->o.skip_header_lines > 0 && a->fmt == FMT_CSV) {
+  if ((a->o.skip_header_lines > 0 && a->fmt == FMT_CSV) || a->ex) {
     sb_puts(o, ",\"names\":[");
     put_names(a, o, json_string);
     sb_putc(o, ']');
@@ -259,12 +374,30 @@ static void emit_csv(app *a, const tfq_tuple *b, int64_t n) {
       sb_putc(o, ',');
     }
     for (size_t c = 0; c < a->nfields; c++) {
+      column v = get_column(a, b, c);
       if (c) sb_putc(o, ',');
-      put_value(o, tfq_tuple_get(b, c), i, csv_field, 0);
+      if (is_list(a, v.t, c)) { /* the JSON text of the list, as one field */
+        sb_clear(&k);
+        put_list(a, &k, v.t, c, i);
+        csv_field(o, k.p, k.n);
+      } else {
+        put_value(o, v.t, at(&v, i), csv_field, 0);
+      }
     }
     sb_putc(o, '\n');
   }
   free(k.p);
+}
+
+/* A table column to shrink: its width and position; qsort order: wider first, then by position
+ * (the first of the widest goes first). */
+typedef struct {
+  size_t width, col;
+} text_col;
+static int wider_first(const void *x, const void *y) {
+  const text_col *a = x, *b = y;
+  if (a->width != b->width) return a->width > b->width ? -1 : 1;
+  return a->col < b->col ? -1 : a->col > b->col;
 }
 
 /* Truncates an escaped cell to `w` display columns ("..." marks the cut; right-aligned cells,
@@ -311,12 +444,14 @@ static void emit_table(app *a, const tfq_tuple *b, int64_t n) {
   for (size_t c = 0; c < ncol; c++) {
     int is_key = a->o.keys && c == 0;
     size_t fc = a->o.keys ? c - 1 : c;
-    const tfq_tensor *t = tfq_tuple_get(b, is_key ? a->nfields : fc);
+    column v = is_key ? (column){tfq_tuple_get(b, keys_comp(a)), 1, 0} : get_column(a, b, fc);
+    const tfq_tensor *t = v.t;
     head[c] = is_key ? "key" : a->names[fc];
     sbuf hb = {0};
     width[c] = table_string(&hb, head[c], strlen(head[c]));
     free(hb.p);
-    right[c] = is_key ? 2 : tfq_tensor_dtype(t) != TFQ_STRING; /* 2: key, left aligned */
+    int list = !is_key && is_list(a, t, fc);
+    right[c] = is_key ? 2 : !list && tfq_tensor_dtype(t) != TFQ_STRING; /* 2: key, left */
     cells[c] = xcalloc((size_t)n, sizeof **cells);
     cw[c] = xcalloc((size_t)n, sizeof **cw);
     for (int64_t i = 0; i < n; i++) {
@@ -324,12 +459,15 @@ static void emit_table(app *a, const tfq_tuple *b, int64_t n) {
       if (is_key) {
         key_text(a, b, i, &k);
         cw[c][i] = table_string(&s, k.p, k.n);
+      } else if (list) { /* JSON: printable UTF-8, one column per code point */
+        put_list(a, &s, t, fc, i);
+        for (size_t j = 0; j < s.n; j++) cw[c][i] += ((unsigned char)s.p[j] & 0xC0) != 0x80;
       } else if (tfq_tensor_dtype(t) == TFQ_STRING) {
         size_t len;
-        const char *v = tfq_tensor_string(t, i, &len);
-        cw[c][i] = table_string(&s, v, len);
+        const char *sv = tfq_tensor_string(t, at(&v, i), &len);
+        cw[c][i] = table_string(&s, sv, len);
       } else {
-        put_number(&s, t, i, 0);
+        put_number(&s, t, at(&v, i), 0);
         cw[c][i] = s.n;
       }
       if (!s.p) sb_add(&s, "", 0);
@@ -337,18 +475,23 @@ static void emit_table(app *a, const tfq_tuple *b, int64_t n) {
       if (cw[c][i] > width[c]) width[c] = cw[c][i];
     }
   }
-  /* Fit 80 columns: shrink the widest text column while it is wider than 12. */
-  for (;;) {
-    size_t total = 0, widest = SIZE_MAX;
-    for (size_t c = 0; c < ncol; c++) {
-      total += width[c] + (c ? 2 : 0);
-      if (right[c] != 1 && width[c] > 12 && (widest == SIZE_MAX || width[c] > width[widest]))
-        widest = c;
-    }
-    if (total <= 80 || widest == SIZE_MAX) break;
-    size_t over = total - 80;
-    width[widest] = width[widest] - over < 12 ? 12 : width[widest] - over;
+  /* Fit 80 columns: shrink the widest text column (the first of the widest) while the table is
+   * wider, to no less than 12.  A shrunk column is either down to 12 or the table fits, so the
+   * columns shrink in the order of their widths: sorted once, not searched for each. */
+  size_t total = 0, ntext = 0;
+  text_col *order = xcalloc(ncol, sizeof *order);
+  for (size_t c = 0; c < ncol; c++) {
+    total += width[c] + (c ? 2 : 0);
+    if (right[c] != 1 && width[c] > 12) order[ntext++] = (text_col){width[c], c};
   }
+  qsort(order, ntext, sizeof *order, wider_first);
+  for (size_t j = 0; j < ntext && total > 80; j++) {
+    size_t c = order[j].col, over = total - 80;
+    size_t w = width[c] > over + 12 ? width[c] - over : 12;
+    total -= width[c] - w;
+    width[c] = w;
+  }
+  free(order);
   sbuf *o = &a->out;
   if (a->batches_out) sb_putc(o, '\n');
   sb_printf(o, "batch %" PRId64 " (%" PRId64 " record%s)\n", a->batches_out, n, n == 1 ? "" : "s");

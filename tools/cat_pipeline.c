@@ -19,10 +19,16 @@
 #include <unistd.h>
 
 #include "cat_app.h"
+#include "cat_example.h"
 #include "cat_infer.h"
 #include "cat_stdin.h"
 
+/* Records a reader op reads at a time (read_up_to), but about READ_VALUES values at most for
+ * tfq-cat's wide rows (more than 4096 columns): a read batch of rows that wide would take tens of
+ * MB at each step (the lines, the decoded columns, the stacked component), each block fresh
+ * pages from the kernel, where a batch of a few MB is reused from one read to the next. */
 #define READ_CHUNK 256
+#define READ_VALUES (1 << 20)
 
 static atomic_int g_signal;
 static atomic_int g_phase; /* 0 setup, 1 pipeline running */
@@ -33,7 +39,8 @@ static _Atomic(tfq_coord *) g_coord;
 struct worker {
   app *a;
   tfq_reader *reader;
-  tfq_read_decode_op *op;
+  tfq_read_decode_op *op; /* the library's read -> decode_csv -> enqueue_many, or */
+  example_op *ex;         /* read -> parse_example -> enqueue_many (cat_example_op.c) */
 };
 
 /* Compression from the first bytes of a file, then from its name (the library's rule, as
@@ -56,7 +63,7 @@ void display_key(const app *a, const char *k, size_t n, sbuf *out) {
   sb_add(out, k, n);
 }
 
-static const input_file *find_file(const app *a, const char *path) {
+const input_file *find_file(const app *a, const char *path) {
   for (size_t i = 0; i < a->nfiles; i++)
     if (strcmp(a->files[i].path, path) == 0) return &a->files[i];
   return NULL;
@@ -115,24 +122,65 @@ done:
   return c;
 }
 
-/* One reader thread: the library's read -> decode_csv -> enqueue_many op over the shared
- * filename queue.  Its errors say where as data; the message names the file as the user did
- * ("-" for standard input) and, for lines, the line: "data.csv:7: <TF's message>". */
-static tfq_code worker_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
-  worker *w = ctx;
-  tfq_code c = tfq_read_decode_step(w->op, cancel, st);
-  if (c == TFQ_OK || c == TFQ_OUT_OF_RANGE || c == TFQ_CANCELLED) return c;
-  const input_file *f = find_file(w->a, tfq_status_file(st));
+/* See cat_app.h.  The op's errors say where as data; the message names the file as the user
+ * did ("-" for standard input) and, for lines, the line: "data.csv:7: <TF's message>". */
+tfq_code name_error(const app *a, tfq_code c, tfq_status *st) {
+  const input_file *f = find_file(a, tfq_status_file(st));
   if (!f) return c;
   sbuf m = {0};
   int64_t line = tfq_status_line(st);
-  if (line >= 0 && (w->a->fmt == FMT_CSV || w->a->fmt == FMT_TEXT))
+  if (line >= 0 && (a->fmt == FMT_CSV || a->fmt == FMT_TEXT))
     sb_printf(&m, "%s:%" PRId64 ": %s", f->display, line, tfq_status_reason(st));
   else
     sb_printf(&m, "%s: %s", f->display, tfq_status_reason(st));
   tfq_status_set(st, c, "%s", m.p);
   free(m.p);
   return c;
+}
+
+/* One reader thread: the library's read -> decode_csv -> enqueue_many op over the shared
+ * filename queue, or tfq-cat's read -> parse_example -> enqueue_many. */
+static tfq_code worker_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
+  worker *w = ctx;
+  if (w->ex) return example_step(w->ex, cancel, st); /* names its errors itself */
+  tfq_code c = tfq_read_decode_step(w->op, cancel, st);
+  if (c == TFQ_OK || c == TFQ_OUT_OF_RANGE || c == TFQ_CANCELLED) return c;
+  return name_error(w->a, c, st);
+}
+
+/* tfq-cat's record queue (a->stack_cols): each run of adjacent columns of one dtype is one
+ * component, [k] per record for a run of k >= 2 columns (tf.stack of the columns), a scalar for
+ * a lone column.  A wide file's record is then a few tensors instead of one per value: the
+ * queue's enqueue_many, its shuffle and the batch dequeues cost per component, not per column.
+ * Sets a->spec's field components, a->ncomp, a->col_comp, a->col_idx and a->comp_width. */
+static void plan_components(app *a, tfq_status *st) {
+  a->col_comp = xcalloc(a->nfields, sizeof *a->col_comp);
+  a->col_idx = xcalloc(a->nfields, sizeof *a->col_idx);
+  a->comp_width = xcalloc(a->nfields, sizeof *a->comp_width);
+  a->ncomp = 0;
+  for (size_t c = 0, end; c < a->nfields; c = end) {
+    tfq_dtype dt = a->fields[c].dtype;
+    for (end = c + 1; end < a->nfields && a->fields[end].dtype == dt; end++)
+      ;
+    int64_t k = (int64_t)(end - c);
+    for (size_t j = c; j < end; j++) {
+      a->col_comp[j] = a->ncomp;
+      a->col_idx[j] = (int64_t)(j - c);
+    }
+    a->comp_width[a->ncomp++] = k;
+    if (tfq_spec_add(a->spec, dt, &k, k > 1 ? 1 : 0, NULL, st)) die_oom();
+  }
+}
+
+/* Maps the decoded columns to the record queue's components (plan_components) on a new op. */
+static void map_components(const app *a, tfq_read_decode_op *op, tfq_status *st) {
+  size_t *cols = xcalloc(a->nfields, sizeof *cols);
+  for (size_t c = 0; c < a->nfields; c++) cols[c] = c;
+  for (size_t c = 0; c < a->nfields; c += (size_t)a->comp_width[a->col_comp[c]]) {
+    size_t k = (size_t)a->comp_width[a->col_comp[c]];
+    if (tfq_read_decode_op_add_component(op, cols + c, k, k > 1, st)) die_oom();
+  }
+  free(cols);
 }
 
 /* The reader threads: one reader and one op each, sharing the filename queue. */
@@ -142,6 +190,10 @@ static void start_workers(app *a, tfq_status *st) {
       o->compression == COMP_AUTO ? TFQ_COMPRESSION_AUTO : (tfq_compression)o->compression;
   /* read_up_to blocks until it has n records: a pipe is read a batch at a time */
   int64_t chunk = READ_CHUNK;
+  if (a->stack_cols && !a->ex && a->nfields > READ_VALUES / READ_CHUNK) {
+    chunk = READ_VALUES / (int64_t)a->nfields; /* wide rows: about READ_VALUES values a read */
+    if (chunk < 1) chunk = 1;
+  }
   for (size_t i = 0; i < a->nfiles; i++)
     if (a->files[i].is_pipe && o->batch_size < chunk) chunk = o->batch_size;
   if (tfq_runner_new(a->q, &a->runner, st)) die_oom();
@@ -149,14 +201,19 @@ static void start_workers(app *a, tfq_status *st) {
   for (int64_t i = 0; i < o->threads; i++) {
     worker *w = &a->workers[i];
     w->a = a;
-    if (new_reader(a, comp, 0, 0, &w->reader, st) ||
-        tfq_read_decode_op_new(w->reader, a->filenames, a->fmt == FMT_CSV ? a->csv : NULL, chunk,
-                               a->q, &w->op, st))
-      die_oom();
-    tfq_read_decode_op_set_keys(w->op, o->keys);
-    if (o->shard_n > 1 && !a->shard_files &&
-        tfq_read_decode_op_set_shard(w->op, o->shard_i, o->shard_n, st))
-      die_oom();
+    if (new_reader(a, comp, 0, 0, &w->reader, st)) die_oom();
+    if (a->ex) { /* tfq-cat only: tfq-feed never decodes Examples, nor does it shard them */
+      w->ex = example_op_new(a, w->reader, chunk);
+    } else {
+      if (tfq_read_decode_op_new(w->reader, a->filenames, a->fmt == FMT_CSV ? a->csv : NULL, chunk,
+                                 a->q, &w->op, st))
+        die_oom();
+      tfq_read_decode_op_set_keys(w->op, o->keys);
+      if (a->col_comp) map_components(a, w->op, st);
+      if (o->shard_n > 1 && !a->shard_files &&
+          tfq_read_decode_op_set_shard(w->op, o->shard_i, o->shard_n, st))
+        die_oom();
+    }
     char name[32];
     snprintf(name, sizeof name, "reader%" PRId64, i);
     if (tfq_runner_add_op(a->runner, worker_step, w, name, st)) die_oom();
@@ -166,7 +223,10 @@ static void start_workers(app *a, tfq_status *st) {
 /* Records enqueued by every reader thread. */
 long long records_in(const app *a) {
   long long n = 0;
-  for (int64_t i = 0; i < a->o.threads; i++) n += tfq_read_decode_op_records(a->workers[i].op);
+  for (int64_t i = 0; i < a->o.threads; i++) {
+    const worker *w = &a->workers[i];
+    n += w->ex ? example_op_records(w->ex) : tfq_read_decode_op_records(w->op);
+  }
   return n;
 }
 
@@ -273,6 +333,7 @@ int pipeline_prepare(app *a, int argc, char **argv, tfq_status *st) {
 
   check_files(a, argc, argv);
   int need_sample = a->fmt == FMT_CSV && (!o->record_defaults || o->skip_header_lines > 0);
+  if (a->examples != EX_NONE && !a->ex) need_sample = 1; /* Example detection or inference */
   for (size_t i = 0; i < a->nfiles; i++)
     if (a->files[i].is_stdin) {
       setup_stdin(&a->files[i], o, a->fmt, need_sample && i == 0);
@@ -295,8 +356,15 @@ int pipeline_prepare(app *a, int argc, char **argv, tfq_status *st) {
 
   /* The record queue. */
   if (tfq_spec_new(&a->spec, st)) die_oom();
-  for (size_t i = 0; i < a->nfields; i++)
-    if (tfq_spec_add(a->spec, a->fields[i].dtype, NULL, 0, NULL, st)) die_oom();
+  a->ncomp = a->nfields;
+  if (a->ex) {
+    example_spec(a, a->spec);
+  } else if (a->stack_cols) {
+    plan_components(a, st);
+  } else {
+    for (size_t i = 0; i < a->nfields; i++)
+      if (tfq_spec_add(a->spec, a->fields[i].dtype, NULL, 0, NULL, st)) die_oom();
+  }
   if (o->keys && tfq_spec_add(a->spec, TFQ_STRING, NULL, 0, NULL, st)) die_oom();
   tfq_queue_options *qo;
   if (tfq_queue_options_new(&qo, st)) die_oom();
@@ -359,6 +427,7 @@ void pipeline_free(app *a) {
   for (int64_t i = 0; a->workers && i < o->threads; i++) {
     worker *w = &a->workers[i];
     tfq_read_decode_op_free(w->op);
+    example_op_free(w->ex);
     tfq_reader_free(w->reader);
   }
   free(a->workers);
@@ -366,6 +435,7 @@ void pipeline_free(app *a) {
   tfq_queue_free(a->q);
   tfq_spec_free(a->spec);
   tfq_csv_options_free(a->csv);
+  example_free(a->ex);
   g_coord = NULL;
   atomic_store(&g_phase, 0);
   tfq_coord_free(a->coord);
@@ -375,6 +445,9 @@ void pipeline_free(app *a) {
   }
   free(a->fields);
   free(a->names);
+  free(a->col_comp);
+  free(a->col_idx);
+  free(a->comp_width);
   for (size_t i = 0; i < a->nfiles; i++) {
     free(a->files[i].path);
     free(a->files[i].sample_path);

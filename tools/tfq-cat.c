@@ -5,6 +5,7 @@
  *   string_input_producer(files, num_epochs)            filename queue (FIFO), its QueueRunner
  *     -> N reader threads (QueueRunner ops, the library's tfq_read_decode_step, one reader each):
  *        read_up_to -> decode_csv -> enqueue_many
+ *        (tf.train.Example: read_up_to -> parse_example -> enqueue_many, cat_example_op.c)
  *     -> RandomShuffleQueue (capacity, min_after_dequeue, seed)   (FIFO with --no-shuffle)
  *     -> main thread: dequeue_up_to(batch) (dequeue_many with --drop-remainder) -> print
  *
@@ -16,8 +17,9 @@
  * prints with the file as the user named it.
  *
  * Public headers only.  The other parts of the tool: cat_stdin.c (standard input), cat_infer.c
- * (CSV columns), cat_output.c (printing), cat_util.c (helpers), tfq_cat_args.c (options); see
- * cat_app.h.  See tools/tfq-cat.1 and docs/tfq-cat.md. */
+ * (CSV columns), cat_example.c and cat_example_op.c (tf.train.Example), cat_output.c (printing),
+ * cat_util.c (helpers), tfq_cat_args.c (options); see cat_app.h.  See tools/tfq-cat.1 and
+ * docs/tfq-cat.md. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -35,6 +37,7 @@
 #include <unistd.h>
 
 #include "cat_app.h"
+#include "cat_example.h"
 #include "cat_output.h"
 
 /* ---- progress ------------------------------------------------------------------------------ */
@@ -99,11 +102,18 @@ int main(int argc, char **argv) {
   a->nfields = plan.nfields;
   a->mad = plan.mad;
   a->capacity = plan.capacity;
+  a->examples = plan.examples;
+  a->stack_cols = 1;  /* one [B, k] component per run of same-dtype columns (cat_app.h) */
+  a->spec_repeat = 1; /* the inferred -d with N*TYPE runs */
+  if (o->features) example_features(a, o->features); /* usage errors before any file is read */
 
   tfq_status *st = tfq_status_new();
   if (!st) die_oom();
   int prc = pipeline_prepare(a, argc, argv, st);
-  if (prc != EXIT_OK) return prc;
+  if (prc != EXIT_OK) {
+    tfq_status_free(st);
+    return prc;
+  }
   tfq_code c;
   double t0 = now_s();
   long long rchar0 = read_rchar();

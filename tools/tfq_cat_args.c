@@ -27,6 +27,9 @@ typedef struct {
 
 static cat_ctx *g_ctx;
 
+/* At most this many -d fields (a repeat N*TYPE asks for N at once). */
+#define SPEC_MAX_FIELDS (1 << 20)
+
 static _Noreturn void fail(cat_args_status s) {
   g_ctx->status = s;
   longjmp(g_ctx->jb, 1);
@@ -149,8 +152,10 @@ int parse_default_number(field_spec *f) {
   return *end == 0;
 }
 
-/* Parses SPEC: TYPE[:DEFAULT] entries separated by ',' (outside double quotes).  A DEFAULT in
- * double quotes may contain ',' and '""' for '"'.  Returns the count; usage error on bad input. */
+/* Parses SPEC: [N*]TYPE[:DEFAULT] entries separated by ',' (outside double quotes).  A DEFAULT
+ * in double quotes may contain ',' and '""' for '"'.  N* repeats the entry N times (N >= 1; a
+ * TYPE never starts with a digit); SPEC_MAX_FIELDS fields in all.  Returns the count; usage
+ * error on bad input. */
 static size_t parse_spec(const char *spec, field_spec **out) {
   size_t n = 0, cap = 8;
   field_spec *fs = g_ctx->fs = xcalloc(cap, sizeof *fs);
@@ -158,6 +163,21 @@ static size_t parse_spec(const char *spec, field_spec **out) {
   const char *p = spec;
   if (!*spec) usage_error("empty --record-defaults");
   for (;;) {
+    size_t repeat = 1;
+    if (*p >= '0' && *p <= '9') { /* N*: digits, then '*' */
+      const char *ns = p;
+      repeat = 0;
+      for (; *p >= '0' && *p <= '9'; p++)
+        repeat = repeat > SPEC_MAX_FIELDS ? repeat : repeat * 10 + (size_t)(*p - '0');
+      if (*p != '*' || repeat < 1)
+        usage_error(
+            "invalid repeat '%.*s' in --record-defaults (expected N*TYPE[:DEFAULT] with "
+            "N >= 1)",
+            (int)strcspn(ns, ",:"), ns);
+      p++;
+    }
+    if (repeat > SPEC_MAX_FIELDS - n)
+      usage_error("--record-defaults lists more than %d fields", SPEC_MAX_FIELDS);
     const char *start = p;
     while (*p && *p != ',' && *p != ':') p++;
     field_spec f;
@@ -201,13 +221,23 @@ static size_t parse_spec(const char *spec, field_spec **out) {
     } else {
       f.required = 1;
     }
-    if (n == cap) {
-      cap *= 2;
+    if (n + repeat > cap) {
+      while (n + repeat > cap) cap *= 2;
       fs = g_ctx->fs = xrealloc(fs, cap * sizeof *fs);
     }
     fs[n++] = f;
     g_ctx->nfs = n;
     memset(d, 0, sizeof *d); /* now owned by fs[] */
+    /* N*: the copies own their defaults too */
+    for (size_t k = 1; k < repeat; k++) {
+      field_spec g = f;
+      if (f.def) {
+        g.def = xrealloc(NULL, f.deflen + 1);
+        memcpy(g.def, f.def, f.deflen + 1);
+      }
+      fs[n++] = g;
+      g_ctx->nfs = n;
+    }
     if (!*p) break;
     if (*p != ',') usage_error("invalid --record-defaults '%s'", spec);
     p++;
@@ -223,13 +253,14 @@ const char cat_usage_text[] =
     " [OPTION]... [FILE]...\n"
     "Preview the shuffled minibatches a TensorFlow 1.x input pipeline feeds a model: read\n"
     "FILEs with reader threads (read_up_to), decode CSV records (decode_csv), shuffle them in\n"
-    "a RandomShuffleQueue and print batches.  With no FILE, or when FILE is -, read standard\n"
-    "input.\n"
+    "a RandomShuffleQueue and print batches.  TFRecord files of tf.train.Example are\n"
+    "parsed (parse_example).  With no FILE, or when FILE is -, read standard input.\n"
     "\n"
     "Input:\n"
-    "  -f, --format=FMT          csv, text, tfrecord or fixed; default from the extension\n"
-    "                            (.csv/.tsv: csv, .tfrecord/.tfrecords: tfrecord, else text;\n"
-    "                            after .gz/.zz); -d implies csv\n"
+    "  -f, --format=FMT          csv, text, tfrecord, example or fixed; default from the\n"
+    "                            extension (.csv/.tsv: csv, .tfrecord/.tfrecords: tfrecord\n"
+    "                            (example if the records are), else text; after .gz/.zz);\n"
+    "                            -d implies csv, --features example\n"
     "  -z, --compression=C       auto, none, gzip or zlib (default auto: magic bytes, then\n"
     "                            the extension)\n"
     "      --skip-header-lines=N skip N lines at the start of every file (default 0); the\n"
@@ -243,12 +274,20 @@ const char cat_usage_text[] =
     "  -d, --record-defaults=SPEC  one TYPE[:DEFAULT] per output field, comma separated;\n"
     "                            TYPE: float32, float64, int32, int64, string (aliases float,\n"
     "                            double, int, long, str); no ':' makes the field required;\n"
-    "                            a string DEFAULT may be quoted: string:\"a,b\".  Without -d\n"
-    "                            the types are inferred from the first 100 records\n"
+    "                            a string DEFAULT may be quoted: string:\"a,b\"; N*TYPE[:DEFAULT]\n"
+    "                            is N such fields.  Without -d the types are inferred from\n"
+    "                            the first 100 records (fewer for rows over 1310 fields)\n"
     "      --field-delim=C       one byte (default ','; '\\t' accepted; .tsv implies tab)\n"
     "      --no-quote-delim      '\"' is an ordinary byte (use_quote_delim=False)\n"
     "      --na-value=S          a field equal to S takes its default\n"
     "      --select-cols=I,J,... decode only these 0-based columns\n"
+    "\n"
+    "tf.train.Example (parse_example):\n"
+    "      --features=SPEC       NAME:TYPE[SHAPE][=DEFAULT],...  TYPE: float32, int64,\n"
+    "                            string (or float, long, bytes, str); SHAPE: none or\n"
+    "                            [d1,...] FixedLen, [*] VarLen, [?,d2,...] FixedLenSequence;\n"
+    "                            DEFAULT: FixedLen (none: required).  Default: inferred\n"
+    "      --raw                 print TFRecord records as bytes, even Examples\n"
     "\n"
     "Batches:\n"
     "  -b, --batch-size=N        records per batch (default 8)\n"
@@ -366,6 +405,9 @@ static const named formats[] = {{"csv", FMT_CSV},
                                 {"tfrecord", FMT_TFRECORD},
                                 {"fixed", FMT_FIXED},
                                 {NULL, 0}};
+static const named cat_formats[] = {{"csv", FMT_CSV},           {"text", FMT_TEXT},
+                                    {"tfrecord", FMT_TFRECORD}, {"example", FMT_EXAMPLE},
+                                    {"fixed", FMT_FIXED},       {NULL, 0}};
 static const named compressions[] = {{"auto", COMP_AUTO},
                                      {"none", TFQ_COMPRESSION_NONE},
                                      {"gzip", TFQ_COMPRESSION_GZIP},
@@ -374,7 +416,20 @@ static const named compressions[] = {{"auto", COMP_AUTO},
 static const named outputs[] = {
     {"table", OUT_TABLE}, {"jsonl", OUT_JSONL}, {"csv", OUT_CSV}, {"none", OUT_NONE}, {NULL, 0}};
 
-static const args_mode cat_mode = {":f:z:d:b:n:j:o:qhV", NULL, NULL, NULL, NULL};
+/* tfq-cat's own options (tfq-feed does not take them). */
+enum { OPT_FEATURES = OPT_EXTRA, OPT_RAW };
+static const struct option cat_more[] = {{"features", required_argument, NULL, OPT_FEATURES},
+                                         {"raw", no_argument, NULL, OPT_RAW},
+                                         {NULL, 0, NULL, 0}};
+static void cat_defaults(options *o) { o->examples_ok = 1; }
+static int cat_extra(int c, const char *arg, options *o) {
+  switch (c) {
+    case OPT_FEATURES: o->features = arg; return 1;
+    case OPT_RAW: o->raw = 1; return 1;
+    default: return 0;
+  }
+}
+static const args_mode cat_mode = {":f:z:d:b:n:j:o:qhV", NULL, cat_more, cat_defaults, cat_extra};
 
 /* tfq-cat's table without the mode's dropped options, then the mode's own. */
 static const struct option *mode_table(const args_mode *m) {
@@ -406,11 +461,13 @@ static void parse_options(int argc, char **argv, const args_mode *m, options *o)
   int c;
   opterr = 0; /* our own messages, without argv[0] */
   optind = 0; /* glibc: start afresh (the fuzz target parses many argvs) */
-  const struct option *table = m == &cat_mode ? long_opts : mode_table(m);
+  const struct option *table = mode_table(m);
   while ((c = getopt_long(argc, argv, m->short_opts, table, NULL)) != -1) {
     if (c >= OPT_EXTRA && m->extra && m->extra(c, optarg, o)) continue;
     switch (c) {
-      case 'f': o->format = (in_format)choose("--format", optarg, formats); break;
+      case 'f':
+        o->format = (in_format)choose("--format", optarg, o->examples_ok ? cat_formats : formats);
+        break;
       case 'z': o->compression = choose("--compression", optarg, compressions); break;
       case OPT_SKIP: o->skip_header_lines = parse_count("--skip-header-lines", optarg, 0); break;
       case OPT_RECORD_BYTES: o->record_bytes = parse_count("--record-bytes", optarg, 1); break;
@@ -566,16 +623,30 @@ cat_args_status cat_resolve(options *o, const char *first, cat_plan *p, char **m
     p->nfields = 0;
     return unwind(&ctx, msg);
   }
-  /* The format: -f, else the first named file's extension; -d implies csv. */
+  /* The format: -f, else the first named file's extension; -d implies csv, --features
+   * example. */
   int tsv = 0;
   p->fmt = o->format;
   if (p->fmt == FMT_AUTO) {
     p->fmt = strcmp(first, "-") ? format_from_name(first, &tsv) : FMT_TEXT;
     if (p->fmt != FMT_CSV && (o->record_defaults || o->nselect || o->field_delim_set))
       p->fmt = FMT_CSV;
+    else if (o->features)
+      p->fmt = FMT_EXAMPLE;
   } else if (p->fmt == FMT_CSV && strcmp(first, "-")) {
     (void)format_from_name(first, &tsv);
   }
+  /* tf.train.Example: a TFRecord container whose records are parsed. */
+  if (o->raw && (o->features || p->fmt == FMT_EXAMPLE))
+    usage_error("--raw prints the records' bytes: it excludes --features and --format=example");
+  if (o->features && p->fmt != FMT_EXAMPLE && p->fmt != FMT_TFRECORD)
+    usage_error("--features applies to tf.train.Example input (--format=example or tfrecord)");
+  if (o->raw && p->fmt != FMT_TFRECORD) usage_error("--raw applies to --format=tfrecord");
+  if (p->fmt == FMT_EXAMPLE || (p->fmt == FMT_TFRECORD && o->features))
+    p->examples = EX_FORCE;
+  else if (p->fmt == FMT_TFRECORD && o->examples_ok && !o->raw)
+    p->examples = EX_DETECT;
+  if (p->fmt == FMT_EXAMPLE) p->fmt = FMT_TFRECORD;
   if (tsv && !o->field_delim_set) o->field_delim = '\t';
   if (p->fmt != FMT_CSV &&
       (o->record_defaults || o->nselect || o->na_value || o->field_delim_set || o->no_quote_delim))

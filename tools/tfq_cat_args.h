@@ -15,7 +15,18 @@
 
 #define PROG "tfq-cat"
 
-typedef enum { FMT_AUTO = -1, FMT_CSV = 0, FMT_TEXT, FMT_TFRECORD, FMT_FIXED } in_format;
+/* FMT_EXAMPLE (-f example) is only ever an option: cat_resolve() turns it into FMT_TFRECORD with
+ * cat_plan.examples = EX_FORCE. */
+typedef enum {
+  FMT_AUTO = -1,
+  FMT_CSV = 0,
+  FMT_TEXT,
+  FMT_TFRECORD,
+  FMT_FIXED,
+  FMT_EXAMPLE
+} in_format;
+/* TFRecord records as tf.train.Example: never, when the first records are Examples, always. */
+typedef enum { EX_NONE = 0, EX_DETECT, EX_FORCE } ex_mode;
 typedef enum { OUT_TABLE = 0, OUT_JSONL, OUT_CSV, OUT_NONE } out_format;
 typedef enum { COMP_AUTO = -1 } comp_auto;
 
@@ -59,6 +70,10 @@ typedef struct {
   int keys;
   int stats;
   int quiet;
+  /* tfq-cat only (zero for tfq-feed) */
+  int examples_ok;      /* tf.train.Example input may be decoded (tfq-cat's parser sets it) */
+  const char *features; /* --features SPEC, or NULL (parsed by tools/cat_example.c) */
+  int raw;              /* --raw */
   /* tfq-feed only (tools/tfq_feed_args.c); zero for tfq-cat */
   const char *cluster;      /* --cluster, or NULL: $TF_CONFIG */
   int to_ps;                /* --to ps (default workers) */
@@ -88,6 +103,7 @@ typedef struct {
   field_spec *fields; /* from -d (owned; free with cat_fields_free), or NULL */
   size_t nfields;
   int64_t mad, capacity; /* min_after_dequeue and capacity of the record queue */
+  ex_mode examples;      /* TFRecord only: decode tf.train.Example records (tfq-cat only) */
 } cat_plan;
 
 /* The --help text. */
@@ -120,7 +136,8 @@ cat_args_status cat_parse_options(int argc, char **argv, options *o, int *first_
                                   char **msg);
 
 /* The checks and defaults that follow parsing: the format (-f, else from `first`, the first
- * operand or "-"; -d implies csv; .tsv sets a tab delimiter), options that do not apply to it,
+ * operand or "-"; -d implies csv; --features implies example; .tsv sets a tab delimiter), whether
+ * TFRecord records are decoded as tf.train.Example (p->examples), options that do not apply,
  * -d's SPEC, --select-cols against -d, the thread count, capacity and min_after_dequeue.
  * Updates o->field_delim and o->threads.  On CAT_ARGS_OK p->fields is owned by the caller. */
 cat_args_status cat_resolve(options *o, const char *first, cat_plan *p, char **msg);

@@ -16,6 +16,7 @@ import gzip
 import os
 import re
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -108,10 +109,115 @@ MAKERS = {
     "lines20k": _mk("lines20k.csv", lambda ctx: b"".join(b"%d,%d\n" % (i, i * 7) for i in range(20000))),
     "longlines": _mk("a_rather_long_file_name_to_show_key_truncation.txt",
                      b"x" * 120 + b"\n" + "\u00e9".encode() * 100 + b"\nshort\n"),
+    "exs": _mk("examples.tfrecord", lambda ctx: _tfrecords(EXS())),
+    "exs_noext": _mk("examples.bin", lambda ctx: _tfrecords(EXS())),
+    "exs_gz": _mk("examples.tfrecord.gz", lambda ctx: gzip.compress(_tfrecords(EXS()), mtime=0)),
+    # record 4 holds id as a float list
+    "exs_bad4": _mk("bad4.tfrecord", lambda ctx: _tfrecords(
+        EXS()[:4] + [_example({"id": ("f", [1.0])})] + EXS()[4:])),
+    # records 0-1 are Examples, record 2 is not: the file is printed as bytes
+    "exs_partial": _mk("partial.tfrecord", lambda ctx: _tfrecords(EXS()[:2] + [b"\n\x05\x01"])),
+    "exs_malformed": _mk("malformed.tfrecord",
+                         lambda ctx: _tfrecords(EXS()[:1] + [b"\n\x05\x01"])),
+    # an empty Feature, a key given twice (the last entry wins), unpacked lists
+    "exs_odd": _mk("odd.tfrecord", lambda ctx: _tfrecords([
+        _example({"a": None, "b": ("i", [1])}),
+        _ld(1, _ld(1, _ld(1, b"b") + _ld(2, _feature(("i", [2])))) +
+            _ld(1, _ld(1, b"b") + _ld(2, _feature(("i", [3]))))) +
+        _ld(1, _ld(1, _ld(1, b"a") + _ld(2, b""))),
+        _ld(1, _ld(1, _ld(1, b"b") + _ld(2, _ld(3, b"\x08\x04"))) +
+            _ld(1, _ld(1, b"a") + _ld(2, _ld(2, b"\x0d" + struct.pack("<f", 2.5))))),
+    ])),
+    # runs of one dtype (stacked into one queue component each), with keys and every format
+    "runs": _mk("runs.csv", lambda ctx: b"".join(
+        b"%d,%d,%d.5,-%d.25,%de3,s%d,\"t,%d\",%d,%d.125\n" % ((i, i * 3) + (i,) * 7)
+        for i in range(7))),
+    "repeat_small": _mk("repeat.csv", b",,7,1.5,,2\nx,\"q,\"\"\",8,,2.5,\n"),
+    "wide_mixed": _mk("wide_mixed.csv", lambda ctx: _wide_mixed()),
     "dir": lambda ctx: (os.makedirs(os.path.join(ctx.dir, "adir"), exist_ok=True),
                         os.path.join(ctx.dir, "adir"))[1],
     "missing": lambda ctx: os.path.join(ctx.dir, "no-such-file.csv"),
 }
+
+
+# tf.train.Example records, encoded by hand (packed lists, as Python's protobuf writes them) and
+# written as TFRecords with their masked CRC32C; tests/cli/test_cat_examples_tf.py checks the
+# same paths against TensorFlow itself.
+def _varint(v):
+    v &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b, v = v & 0x7F, v >> 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def _ld(field, data):
+    return bytes([field << 3 | 2]) + _varint(len(data)) + data
+
+
+def _feature(v):
+    """("i", [ints]) / ("f", [floats]) / ("b", [bytes]) / None (an empty Feature)."""
+    if v is None:
+        return b""
+    kind, vals = v
+    if kind == "i":
+        body = _ld(1, b"".join(_varint(x) for x in vals)) if vals else b""
+        return _ld(3, body)
+    if kind == "f":
+        return _ld(2, _ld(1, struct.pack("<%df" % len(vals), *vals)) if vals else b"")
+    return _ld(1, b"".join(_ld(1, x) for x in vals))
+
+
+def _example(feats):
+    return _ld(1, b"".join(_ld(1, _ld(1, k.encode()) + _ld(2, _feature(v)))
+                           for k, v in feats.items()))
+
+
+def _crc32c(data, _t=[]):
+    if not _t:
+        for i in range(256):
+            c = i
+            for _ in range(8):
+                c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+            _t.append(c)
+    c = 0xFFFFFFFF
+    for b in data:
+        c = _t[(c ^ b) & 0xFF] ^ (c >> 8)
+    c ^= 0xFFFFFFFF
+    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def _tfrecords(recs):
+    out = bytearray()
+    for r in recs:
+        n = struct.pack("<Q", len(r))
+        out += n + struct.pack("<I", _crc32c(n)) + r + struct.pack("<I", _crc32c(r))
+    return bytes(out)
+
+
+def _ex(i):
+    """Record i of the Example data set: id, x[2], name, a VarLen tags (0-2 values), and w (a
+    float list of i % 2 + 1 values)."""
+    return _example({"id": ("i", [i * 10 - 20]), "x": ("f", [i * 0.5, -i]),
+                     "name": ("b", [b"n%d" % i]),
+                     "tags": ("b", [b"t%d" % j for j in range(i % 3)]),
+                     "w": ("f", [0.25] * (i % 2 + 1))})
+
+
+EXS = lambda: [_ex(i) for i in range(7)]  # noqa: E731
+
+
+def _wide_mixed():
+    """20 rows of 3 int, 2 string, 3000 float, 1 string, 2 int, 1 float and 1500 string
+    columns (inferred: 3*int64:0,string:,string:,3000*float64:0.0,string:,...)."""
+    kinds = "i" * 3 + "s" * 2 + "f" * 3000 + "s" + "i" * 2 + "f" + "s" * 1500
+    cell = {"i": lambda r, c: b"%d" % (r * 7 - c),
+            "f": lambda r, c: b"%d.%02d" % (c - r, (r * 13 + c) % 100),
+            "s": lambda r, c: b"w%d" % (r + c) if (r + c) % 5 else b""}
+    return b"".join(b",".join(cell[k](r, c) for c, k in enumerate(kinds)) + b"\n"
+                    for r in range(20))
 
 
 def _big(ctx, size):
@@ -177,6 +283,47 @@ Q = ["-q"]
 NS = ["--no-shuffle"]
 HDR = ["--skip-header-lines=1"]
 
+# tf.train.Example (see the makers "exs*"): inference, --features, output formats, errors
+EXF = ("w:float[?], tags:bytes[*], id:long, d:int64[2]=7, name:str, s:string=\"a,b\", "
+       "x:float32[2,1], f:float32=-0.5")
+case("ex_infer_jsonl", NS + ["-b", "4", "-n", "0", "-o", "jsonl", "{exs}"], out=G, err=G)
+case("ex_table", Q + NS + ["-b", "3", "-n", "1", "{exs}"], out=G, err="")
+case("ex_csv_keys", Q + NS + ["-b", "2", "-n", "1", "-o", "csv", "--keys", "{exs}"], out=G)
+case("ex_features_forms", Q + NS + ["-b", "7", "-o", "jsonl", "--features", EXF, "{exs}"],
+     out=G, err="")
+case("ex_features_seq_rows", Q + NS + ["-o", "jsonl", "--features", "x:float32[?,2], w:float[?]",
+                                       "-b", "3", "-n", "1", "{exs}"], out=G)
+case("ex_features_quoted", Q + NS + ["-o", "jsonl", "--features", ' "name" : string , id:int64 ',
+                                     "-b", "2", "-n", "1", "{exs}"],
+     out=rb'^\{"batch":0,"size":2,"columns":\[\["n0","n1"\],\[-20,-10\]\],'
+         rb'"names":\["name","id"\]\}\n$')
+case("ex_force_noext", NS + ["-f", "example", "-b", "4", "-n", "0", "-o", "jsonl",
+                             "{exs_noext}"], out="golden:ex_infer_jsonl.out",
+     err="golden:ex_infer_jsonl.err")
+case("ex_tfrecord_explicit", NS + ["-f", "tfrecord", "-b", "4", "-n", "0", "-o", "jsonl",
+                                   "{exs}"], out="golden:ex_infer_jsonl.out",
+     err="golden:ex_infer_jsonl.err")
+case("ex_features_imply_example", Q + NS + ["--features", "id:int64", "-o", "csv", "-n", "1",
+                                            "{exs_noext}"],
+     out=b"^id\n-20\n-10\n0\n10\n20\n30\n40\n$")
+case("ex_gzip", NS + ["-b", "4", "-n", "0", "-o", "jsonl", "{exs_gz}"],
+     out="golden:ex_infer_jsonl.out", err=rb"inferred --features 'id:int64, name:string, ")
+case("ex_stdin", NS + ["-f", "tfrecord", "-b", "4", "-n", "0", "-o", "jsonl", "-"],
+     stdin="@exs", out="golden:ex_infer_jsonl.out", err="golden:ex_infer_jsonl.err")
+case("ex_raw", Q + NS + ["--raw", "-b", "2", "-n", "1", "-o", "jsonl", "{exs}"], out=G)
+case("ex_detect_partial", NS + ["-b", "3", "-n", "1", "-o", "jsonl", "{exs_partial}"],
+     out=rb'^\{"batch":0,"size":3,"columns":\[\["\\n', err=G)
+case("ex_odd_wire", NS + ["-o", "jsonl", "{exs_odd}"], out=G, err=G)
+case("ex_odd_wire_features", Q + NS + ["-o", "jsonl", "--features", "b:int64=0, a:float=9",
+                                       "{exs_odd}"], out=G)
+case("ex_shuffle_seed", Q + ["--seed=3", "-b", "7", "-n", "1", "-o", "csv", "--features",
+                             "id:int64", "{exs}"],
+     check=lambda c, rc, o, e: None if sorted(o.split(b"\n")[1:-1], key=int) ==
+     [b"%d" % (i * 10 - 20) for i in range(7)] and o.split(b"\n")[1:-1] !=
+     [b"%d" % (i * 10 - 20) for i in range(7)] else "not a shuffle of the 7 ids: %r" % o)
+case("ex_epochs_stats", Q + ["--num-epochs=3", "-n", "0", "-o", "none", "--stats", "{exs}"],
+     err=rb"stats: records 21, ")
+
 # help, version, usage
 case("help", ["--help"], out=rb"^Usage: tfq-cat \[OPTION\]\.\.\. \[FILE\]\.\.\.", err="")
 case("help_short", ["-h"], out=rb"--record-defaults=SPEC", err="")
@@ -203,8 +350,24 @@ case("keep_remainder", Q + NS + HDR + ["-b", "32", "-n", "0", "-o", "jsonl", "{i
      check=lambda c, rc, o, e: None if o.count(b"\n") == 5 and b'"batch":4,"size":22' in o
      else "expected a final batch of 22")
 case("inferred_spec", NS + HDR + ["-n", "1", "-b", "1", "{iris}"],
-     err=rb"^tfq-cat: inferred -d 'float64:0\.0,float64:0\.0,float64:0\.0,float64:0\.0,string:'\n$")
+     err=rb"^tfq-cat: inferred -d '4\*float64:0\.0,string:'\n$")
 case("infer_mixed", NS + ["-n", "1", "-b", "3", "-o", "jsonl", "{mixed}"], out=G, err=G)
+# the inferred -d writes runs of 3 or more identical entries as N*TYPE[:DEFAULT]
+case("infer_repeat_spec", NS + ["-n", "1", "-b", "1", "-o", "none", "{wide_mixed}"],
+     err=rb"^tfq-cat: inferred -d '3\*int64:0,string:,string:,3000\*float64:0\.0,string:,"
+         rb"int64:0,int64:0,float64:0\.0,1500\*string:'\n$")
+case("spec_repeat_quoted", Q + NS + ["-o", "jsonl", "-d", '2*string:"x,""y""",int:7,3*float:1.5',
+                                     "{repeat_small}"], out=G, err="")
+# columns of one dtype travel as one [B, k] component: every format, keys, select-cols
+RUNS_SPEC = "int,int,float,float,float,str,str,long,double"
+case("stack_runs_table", Q + NS + ["-b", "4", "-n", "2", "--keys", "-d", RUNS_SPEC, "{runs}"],
+     out=G, err="")
+case("stack_runs_jsonl", Q + NS + ["-b", "3", "-n", "0", "-o", "jsonl", "--keys", "-d", RUNS_SPEC,
+                                   "{runs}"], out=G, err="")
+case("stack_runs_csv", Q + NS + ["-b", "5", "-n", "0", "-o", "csv", "-d", RUNS_SPEC, "{runs}"],
+     out=G, err="")
+case("stack_runs_select", Q + NS + ["-b", "7", "-o", "csv", "--keys", "--select-cols=1,2,3,5,6",
+                                    "-d", "3*float,2*str", "{runs}"], out=G, err="")
 case("quiet", Q + HDR + ["-n", "1", "{iris}"], err="")
 case("seed_printed", HDR + ["-n", "1", "-d", IRIS_SPEC, "{iris}"],
      err=rb"^tfq-cat: seed \d+ \(--seed=\d+ repeats the order with -j 1\)\n$")
@@ -273,7 +436,7 @@ case("stdin_dash_keys", Q + NS + HDR + ["-d", IRIS_SPEC, "-b", "2", "-n", "1", "
                                         "--keys", "-"], stdin="@iris", out=G)
 case("stdin_gzip", NS + HDR + ["-f", "csv", "-b", "2", "-n", "1", "-o", "csv", "-"],
      stdin="@iris_gz", out="golden:iris_head2.csv",
-     err=rb"inferred -d 'float64:0\.0,float64:0\.0,float64:0\.0,float64:0\.0,string:'")
+     err=rb"inferred -d '4\*float64:0\.0,string:'")
 case("stdin_all", Q + NS + HDR + ["-f", "csv", "-b", "50", "-n", "0", "-o", "csv", "-"],
      stdin="@iris", out="golden:iris_csv_all.out")
 case("stdin_and_file", Q + NS + HDR + ["-d", IRIS_SPEC, "-n", "0", "-o", "none", "--stats", "-",
@@ -312,6 +475,10 @@ for name, args in [
         ("usage_bad_default", ["-d", "int:1.5", "{iris}"]),
         ("usage_unterminated_quote", ["-d", 'string:"abc', "{iris}"]),
         ("usage_empty_spec", ["-d", "", "{iris}"]),
+        ("usage_repeat_zero", ["-d", "0*int", "{iris}"]),
+        ("usage_repeat_no_star", ["-d", "float,3int", "{iris}"]),
+        ("usage_repeat_no_type", ["-d", "3*,int", "{iris}"]),
+        ("usage_repeat_too_many", ["-d", "1048576*int,int", "{iris}"]),
         ("usage_bad_delim", ["--field-delim=ab", "{iris}"]),
         ("usage_select_not_increasing", ["--select-cols=2,1", "{iris}"]),
         ("usage_select_vs_defaults", ["--select-cols=0,1", "-d", "float", "{iris}"]),
@@ -323,6 +490,26 @@ for name, args in [
         ("usage_bad_threads", ["-j", "0", "{iris}"]),
         ("usage_stdin_twice", ["-", "-"]),
         ("usage_epochs_on_pipe", ["--num-epochs=2", "-"]),
+        ("usage_features_empty", ["--features=", "{exs}"]),
+        ("usage_features_no_type", ["--features", "id", "{exs}"]),
+        ("usage_features_empty_entry", ["--features", "id:int64,,x:float", "{exs}"]),
+        ("usage_features_bad_type", ["--features", "id:int32", "{exs}"]),
+        ("usage_features_bad_shape", ["--features", "x:float[a]", "{exs}"]),
+        ("usage_features_bad_shape_star", ["--features", "x:float[*,2]", "{exs}"]),
+        ("usage_features_unclosed_shape", ["--features", "x:float[2", "{exs}"]),
+        ("usage_features_trailing", ["--features", "x:float[2] y", "{exs}"]),
+        ("usage_features_default_varlen", ["--features", "x:float[*]=1", "{exs}"]),
+        ("usage_features_default_seq", ["--features", "x:float[?]=1", "{exs}"]),
+        ("usage_features_bad_default", ["--features", "id:int64=1.5", "{exs}"]),
+        ("usage_features_unterminated", ["--features", 'id:string="x', "{exs}"]),
+        ("usage_features_duplicate", ["--features", "id:int64, id:float", "{exs}"]),
+        ("usage_features_zero_inner", ["--features", "x:float[?,0]", "{exs}"]),
+        ("usage_features_on_csv", ["-f", "csv", "--features", "id:int64", "{iris}"]),
+        ("usage_features_on_text", ["-f", "text", "--features", "id:int64", "{exs}"]),
+        ("usage_raw_with_features", ["--raw", "--features", "id:int64", "{exs}"]),
+        ("usage_raw_with_example", ["--raw", "-f", "example", "{exs}"]),
+        ("usage_raw_on_csv", ["--raw", "{iris}"]),
+        ("usage_example_nothing_to_infer", ["--no-shuffle", "-f", "example", "{empty}"]),
 ]:
     case(name, args, code=2, out="", err=G, stdin=b"x\n" if "-" in args else None)
 
@@ -347,6 +534,13 @@ for name, args, e in [
         ("err_fixed_truncated", NS + ["-f", "fixed", "--record-bytes=4", "-n", "0",
                                       "{fixed_trunc}"], rb"^tfq-cat: trunc\.bin: "),
         ("err_stdin_bad_number", NS + ["-d", "float,float", "-"], G),
+        ("err_example_dtype", NS + ["--features", "id:float", "{exs}"], G),
+        ("err_example_count", NS + ["--features", "x:float[3]", "{exs}"], G),
+        ("err_example_required", NS + ["--features", "id:int64, nope:string", "{exs}"], G),
+        ("err_example_varlen_dtype", NS + ["--features", "tags:int64[*]", "{exs}"], G),
+        ("err_example_seq_stride", NS + ["--features", "w:float[?,2]", "{exs}"], G),
+        ("err_example_record4", NS + ["-b", "3", "-n", "0", "-o", "csv", "{exs_bad4}"], G),
+        ("err_example_malformed", NS + ["-f", "example", "{exs_malformed}"], G),
 ]:
     case(name, Q + args, code=1, err=e, stdin="@bad_number" if "-" in args else None,
          out="" if name.startswith("err_missing") else None)
@@ -422,8 +616,71 @@ def _streaming(ctx):
     return None
 
 
+def _cpu_seconds(argv, cwd):
+    """Runs argv (stdout to /dev/null) and returns its exit code and CPU seconds (user + sys)."""
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd)
+    _, status, ru = os.wait4(p.pid, 0)
+    p.stderr.close()
+    return os.waitstatus_to_exitcode(status), ru.ru_utime + ru.ru_stime
+
+
+def _wide_linear(ctx):
+    # tfq-cat's cost is linear in the number of columns: 100 rows of 2,000 and of 16,000 float
+    # columns (the same bytes per value), with type inference, reading everything with -o none,
+    # and printing 2 batches with -o csv.  8x the columns must cost less than 12x the CPU time
+    # (the best of 3 runs each; linear is 8x).
+    paths = {}
+    for cols in (2000, 16000):
+        path = os.path.join(ctx.dir, "wide%d.csv" % cols)
+        row = lambda r: ",".join("%d.%03d" % (100 + (r * 31 + c * 7) % 900, (r + c) % 1000)  # noqa
+                                 for c in range(cols))
+        with open(path, "w") as f:
+            f.write("".join(row(r) + "\n" for r in range(100)))
+        paths[cols] = path
+    report = []
+    for out, batches in (("none", "0"), ("csv", "2")):
+        best = {}
+        for cols, path in paths.items():
+            times = []
+            for _ in range(3):
+                rc, t = _cpu_seconds([ctx.tfq_cat, "-q", "-n", batches, "-o", out, "-j", "1",
+                                      path], ctx.dir)
+                if rc != 0:
+                    return "tfq-cat -o %s on %d columns: exit %d" % (out, cols, rc)
+                times.append(t)
+            best[cols] = min(times)
+        ratio = best[16000] / max(best[2000], 1e-3)
+        report.append("-o %s: 2,000 columns %.3f CPU-s, 16,000 columns %.3f CPU-s, ratio %.1f"
+                      % (out, best[2000], best[16000], ratio))
+        if ratio >= 12:
+            return "not linear in the columns: " + "; ".join(report)
+    sys.stdout.write("wide_linear: " + "; ".join(report) + "\n")
+    return None
+
+
+def _repeat_round_trip(ctx):
+    # The inferred -d of a wide file is short (runs as N*TYPE) and, pasted back, gives the same
+    # output.
+    path = ctx.path("wide_mixed")
+    args = ["--no-shuffle", "-b", "6", "-n", "0", "-o", "csv", "--keys", path]
+    rc, out, err = ctx.run(args)
+    m = re.match(rb"^tfq-cat: inferred -d '(.*)'\n$", err)
+    if rc != 0 or not m:
+        return "inference: exit %d, stderr %r" % (rc, err[:300])
+    spec = m.group(1).decode()
+    if len(spec) > 200 or "*" not in spec:
+        return "the inferred -d is not compressed: %r" % spec[:300]
+    rc2, out2, err2 = ctx.run(["-d", spec] + args)
+    if rc2 != 0 or err2:
+        return "with -d '%s': exit %d, stderr %r" % (spec, rc2, err2[:300])
+    if out2 != out or out.count(b"\n") != 21:
+        return "the output with the inferred -d pasted back differs"
+    return None
+
+
 SPECIAL = {"pipe_head_quiet": _pipe_head, "sigint_130": _sigint, "streaming_big_file": _streaming,
-           "stdin_open_stream": _slow_stdin}
+           "stdin_open_stream": _slow_stdin, "wide_linear": _wide_linear,
+           "repeat_spec_round_trip": _repeat_round_trip}
 
 
 # ---- checks -----------------------------------------------------------------------------------
