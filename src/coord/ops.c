@@ -142,19 +142,42 @@ static tfq_code stack_columns(tfq_tuple *cols, const mapping *m, tfq_tensor **ou
   tfq_code c = tfq__tensor_alloc(first->dtype, dims, 2, 0, out, st);
   if (c) return c;
   size_t esz = tfq_dtype_size(first->dtype);
-  for (size_t k = 0; k < m->n; k++) {
-    const tfq_tensor *col = cols->c[m->cols[k]];
-    for (int64_t r = 0; r < b; r++) {
-      if (first->dtype == TFQ_STRING) {
+  if (first->dtype == TFQ_STRING) {
+    for (size_t k = 0; k < m->n; k++) {
+      const tfq_tensor *col = cols->c[m->cols[k]];
+      for (int64_t r = 0; r < b; r++) {
         const tfq__str *s = &tfq__strs(col)[r];
         if (tfq__tensor_put_string(*out, r * (int64_t)m->n + (int64_t)k, s->p, s->len)) {
           tfq_tensor_free(*out);
           *out = NULL;
           return TFQ__OOM(st);
         }
-      } else {
-        memcpy((char *)(*out)->data + ((size_t)r * m->n + k) * esz,
-               (const char *)col->data + (size_t)r * esz, esz);
+      }
+    }
+    return TFQ_OK;
+  }
+  /* A transpose of [n columns][b rows] into [b][n], in tiles of 32 x 32 so that both the reads
+   * (down a column) and the writes (along a row, n elements apart) stay in cache: walking one
+   * whole column at a time wrote every element a row (n * esz bytes, 160 KB for 20,000 float64
+   * columns) apart, a cache miss and often a TLB miss each. */
+  enum { TILE = 32 };
+  char *dst = (*out)->data;
+  size_t n = m->n;
+  for (int64_t r0 = 0; r0 < b; r0 += TILE) {
+    int64_t r1 = r0 + TILE < b ? r0 + TILE : b;
+    for (size_t k0 = 0; k0 < n; k0 += TILE) {
+      size_t k1 = k0 + TILE < n ? k0 + TILE : n;
+      for (size_t k = k0; k < k1; k++) {
+        const char *src = cols->c[m->cols[k]]->data;
+        if (esz == 8)
+          for (int64_t r = r0; r < r1; r++)
+            memcpy(dst + ((size_t)r * n + k) * 8, src + (size_t)r * 8, 8);
+        else if (esz == 4)
+          for (int64_t r = r0; r < r1; r++)
+            memcpy(dst + ((size_t)r * n + k) * 4, src + (size_t)r * 4, 4);
+        else
+          for (int64_t r = r0; r < r1; r++)
+            memcpy(dst + ((size_t)r * n + k) * esz, src + (size_t)r * esz, esz);
       }
     }
   }
