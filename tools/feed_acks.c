@@ -88,6 +88,7 @@ tfq_code acks_new(feed *f, const char *session_target, const char *device, int64
   if (c) return c;
   for (size_t i = 0; i < f->nt; i++) {
     target *t = &f->t[i];
+    if (t->dead) continue; /* lost at start (open_targets): never probed */
     tfq_tf_queue_options *qo;
     if (tfq_tf_queue_options_new(&qo, st)) die_oom();
     if (tfq_tf_queue_options_set_target(qo, t->session, st) ||

@@ -159,6 +159,18 @@ static tfq_code open_targets(feed *f, tfq_status *st) {
     tfq_tf_queue_options_free(qo);
     int64_t size;
     if (!c) c = tfq_tf_queue_size(t->q, &size, st);
+    if (o->acks && (c == TFQ_DEADLINE_EXCEEDED || c == TFQ_UNAVAILABLE)) {
+      /* --acks: a worker that does not answer at start is a worker lost before the first batch
+       * (a feeder started late, as a Spark retry is, may find one already dead): the others
+       * take its share; with none left, the feed fails below. */
+      if (!o->quiet)
+        warnx_("%s: no answer within --timeout-ms at start: the worker is lost", t->label);
+      tfq_tf_queue_free(t->q);
+      t->q = NULL;
+      t->dead = 1;
+      tfq_status_clear(st);
+      continue;
+    }
     if (c == TFQ_DEADLINE_EXCEEDED || c == TFQ_UNAVAILABLE) {
       char msg[1100];
       one_line(tfq_status_message(st), msg, sizeof msg);
@@ -169,6 +181,13 @@ static tfq_code open_targets(feed *f, tfq_status *st) {
     if (!o->acks && (c = tfq_tf_feeder_new(f->a->q, o->batch_size, t->q, 0, &t->f, st)))
       return name_task(t, c, st);
   }
+  size_t live = 0;
+  for (size_t i = 0; i < f->nt; i++) live += !f->t[i].dead;
+  if (!live)
+    return tfq_status_set(st, TFQ_UNAVAILABLE,
+                          "no worker answered within --timeout-ms=%" PRId64
+                          " (are the tasks running?)",
+                          o->timeout_ms);
   return TFQ_OK;
 }
 
@@ -246,7 +265,7 @@ static tfq_code progress_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
             dt > 0 ? (double)rows / dt : 0.0);
   for (size_t i = 0; i < f->nt && i < 8; i++) {
     int64_t size = -1;
-    if (tfq_tf_queue_size(f->t[i].q, &size, st) != TFQ_OK) size = -1;
+    if (!f->t[i].q || tfq_tf_queue_size(f->t[i].q, &size, st) != TFQ_OK) size = -1;
     sb_printf(&line, " %" PRId64, size);
   }
   fputs(line.p, stderr);
@@ -388,7 +407,8 @@ int main(int argc, char **argv) {
       die_oom();
     /* One feeder alone: a stop (an error, a signal) closes its queues at once, which wakes an
      * enqueue blocked on a full queue.  With several, the done set closes them. */
-    if (o->feeders == 1 && tfq_tf_queue_close_on_stop(f->t[i].q, a->coord, st)) die_oom();
+    if (o->feeders == 1 && f->t[i].q && tfq_tf_queue_close_on_stop(f->t[i].q, a->coord, st))
+      die_oom();
   }
   f->t0 = now_s();
   if ((c = pipeline_start(a, st)) || (c = tfq_runner_start(f->runner, a->coord, 0, st))) {
