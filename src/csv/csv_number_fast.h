@@ -151,8 +151,10 @@ static inline const char *fast_f64(const char *p, const char *end, const char *l
   return e;
 }
 
-/* [-]digits with 1..maxd digits (no overflow possible); returns the end, or NULL. */
-static inline const char *fast_int(const char *p, const char *end, const char *lim, size_t maxd,
+/* [-]digits with 1..19 digits whose value lies in [-(max + 1), max] (max = INT32_MAX or INT64_MAX;
+ * 19 digits cannot overflow the uint64 accumulator); returns the end, or NULL (the generic parser
+ * then decides, with TF's message for an out-of-range value). */
+static inline const char *fast_int(const char *p, const char *end, const char *lim, uint64_t max,
                                    int64_t *out) {
   int neg = 0;
   if (p < end && *p == '-') {
@@ -162,8 +164,8 @@ static inline const char *fast_int(const char *p, const char *end, const char *l
   uint64_t a = 0;
   const char *d = digit_run(p, lim, &a);
   size_t nd = (size_t)(d - p);
-  if (nd == 0 || nd > maxd || d > end) return NULL;
-  *out = neg ? -(int64_t)a : (int64_t)a;
+  if (nd == 0 || nd > 19 || d > end || a > max + (uint64_t)neg) return NULL;
+  *out = neg ? (int64_t)(0 - a) : (int64_t)a;
   return d;
 }
 

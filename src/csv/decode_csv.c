@@ -113,13 +113,13 @@ static int fused_convert(const tfq__csv_default *d, void *col, size_t i, const t
       return fast_f64(p, end, end, &((double *)col)[i]) == end ||
              tfq__parse_f64(p, sp->len, &((double *)col)[i]);
     case TFQ_INT32:
-      if (fast_int(p, end, end, 9, &v) == end) {
+      if (fast_int(p, end, end, INT32_MAX, &v) == end) {
         ((int32_t *)col)[i] = (int32_t)v;
         return 1;
       }
       return tfq__parse_i32(p, sp->len, &((int32_t *)col)[i]);
     case TFQ_INT64:
-      return fast_int(p, end, end, 18, &((int64_t *)col)[i]) == end ||
+      return fast_int(p, end, end, INT64_MAX, &((int64_t *)col)[i]) == end ||
              tfq__parse_i64(p, sp->len, &((int64_t *)col)[i]);
     default: return 1;
   }
@@ -181,11 +181,11 @@ static int fused_row(fused_ctx *c, const char *rec, size_t len, const char *lim,
         case TFQ_DOUBLE: e = fast_f64(p, end, lim, &((double *)col)[i]); break;
         case TFQ_INT32: {
           int64_t v = 0;
-          e = fast_int(p, end, lim, 9, &v);
+          e = fast_int(p, end, lim, INT32_MAX, &v);
           ((int32_t *)col)[i] = (int32_t)v;
           break;
         }
-        case TFQ_INT64: e = fast_int(p, end, lim, 18, &((int64_t *)col)[i]); break;
+        case TFQ_INT64: e = fast_int(p, end, lim, INT64_MAX, &((int64_t *)col)[i]); break;
         default:
           e = field_end(p, end, lim, delim, c->q);
           if (e) {

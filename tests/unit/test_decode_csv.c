@@ -782,3 +782,29 @@ Test(decode_csv_diff, two_hundred_thousand_random_records_agree_on_all_paths, .t
     rounds++;
   }
 }
+
+/* Ten-digit int32 and nineteen-digit int64 fields take the fused fast path up to the type's
+ * bounds; one past a bound still fails with TF's message (the generic parser decides). */
+Test(decode_csv, integers_of_ten_and_nineteen_digits_decode_up_to_the_bounds) {
+  tfq_csv_options *o = mk("i:0 l:0");
+  tfq_tuple *t = NULL;
+  cr_assert_eq(RUN(o, &t, "2147483647,9223372036854775807", "-2147483648,-9223372036854775808",
+                   "-1847456881,1000000000000000000", "0000000007,-0000000000000000001"),
+               TFQ_OK);
+  expect_i32(t, 0, I32(INT32_MAX, INT32_MIN, -1847456881, 7));
+  expect_i64(t, 1, I64(INT64_MAX, INT64_MIN, 1000000000000000000LL, -1));
+  tfq_tuple_free(t);
+  t = NULL;
+  expect_err(RUN(o, &t, "1,1", "2147483648,1"), t,
+             "Field 0 in record 1 is not a valid int32: 2147483648");
+  t = NULL;
+  expect_err(RUN(o, &t, "-2147483649,1"), t,
+             "Field 0 in record 0 is not a valid int32: -2147483649");
+  t = NULL;
+  expect_err(RUN(o, &t, "1,9223372036854775808"), t,
+             "Field 1 in record 0 is not a valid int64: 9223372036854775808");
+  t = NULL;
+  expect_err(RUN(o, &t, "1,-9223372036854775809"), t,
+             "Field 1 in record 0 is not a valid int64: -9223372036854775809");
+  tfq_csv_options_free(o);
+}
