@@ -29,6 +29,8 @@
 static inline void copy_bytes(void *dst, const void *src, size_t n) {
   if (n == 8)
     memcpy(dst, src, 8);
+  else if (n == 16) /* one string view */
+    memcpy(dst, src, 16);
   else if (n == 4)
     memcpy(dst, src, 4);
   else
@@ -60,6 +62,15 @@ static inline int64_t ring_idx(const tfq_queue *q, int64_t logical) {
   return i >= q->alloc ? i - q->alloc : i;
 }
 
+/* Copies the `count` rows from `head` of a ring of `alloc` rows of `rb` bytes to the start of
+ * `to` (a fresh linear layout). */
+static void relayout(const tfq_queue *q, const char *from, char *to, size_t rb) {
+  if (!q->count || !rb) return;
+  int64_t first = q->alloc - q->head < q->count ? q->alloc - q->head : q->count;
+  memcpy(to, from + (size_t)q->head * rb, (size_t)first * rb);
+  memcpy(to + (size_t)first * rb, from, (size_t)(q->count - first) * rb);
+}
+
 /* Makes room for `need` stored rows.  Rows are copied to a fresh linear layout. */
 static int ring_reserve(tfq_queue *q, int64_t need) {
   if (need <= q->alloc) return 0;
@@ -68,37 +79,72 @@ static int ring_reserve(tfq_queue *q, int64_t need) {
   if (na > cap_room) na = cap_room;
   if (na < need) na = need;
   size_t ncomp = q->spec->n;
-  /* Allocate all new buffers first so a failure leaves the queue unchanged. */
-  void **nb = tfq__calloc(ncomp, sizeof(void *));
+  /* Allocate all new buffers first so a failure leaves the queue unchanged: per component, the
+   * rows (dense, str) and the tensors (str, boxed). */
+  void **nb = tfq__calloc(2 * ncomp, sizeof(void *));
   if (!nb) return -1;
   for (size_t c = 0; c < ncomp; c++) {
-    size_t bytes;
-    size_t rb = q->st[c].dense ? q->st[c].row_bytes : sizeof(tfq_tensor *);
-    if (!tfq__mul_ok((size_t)na, rb ? rb : 1, &bytes) || !(nb[c] = tfq_malloc(bytes))) {
-      for (size_t k = 0; k < c; k++) tfq_free(nb[k]);
+    const tfq__store *s = &q->st[c];
+    size_t bytes, refs;
+    int fail = 0;
+    if (s->dense || s->str)
+      fail |= !tfq__mul_ok((size_t)na, s->row_bytes ? s->row_bytes : 1, &bytes) ||
+              !(nb[2 * c] = tfq_malloc(bytes));
+    if (!s->dense && !fail)
+      fail |= !tfq__mul_ok((size_t)na, sizeof(tfq_tensor *), &refs) ||
+              !(nb[2 * c + 1] = tfq_malloc(refs));
+    if (fail) {
+      for (size_t k = 0; k <= 2 * c + 1; k++) tfq_free(nb[k]);
       tfq_free(nb);
       return -1;
     }
   }
   for (size_t c = 0; c < ncomp; c++) {
     tfq__store *s = &q->st[c];
-    size_t rb = s->dense ? s->row_bytes : sizeof(tfq_tensor *);
-    char *old = s->dense ? s->bytes : (char *)s->refs;
-    if (q->count && rb) {
-      int64_t first = q->alloc - q->head < q->count ? q->alloc - q->head : q->count;
-      memcpy(nb[c], old + (size_t)q->head * rb, (size_t)first * rb);
-      memcpy((char *)nb[c] + (size_t)first * rb, old, (size_t)(q->count - first) * rb);
+    if (s->dense || s->str) {
+      relayout(q, s->bytes, nb[2 * c], s->row_bytes);
+      tfq_free(s->bytes);
+      s->bytes = nb[2 * c];
     }
-    tfq_free(old);
-    if (s->dense)
-      s->bytes = nb[c];
-    else
-      s->refs = nb[c];
+    if (!s->dense) {
+      relayout(q, (const char *)s->refs, nb[2 * c + 1], sizeof(tfq_tensor *));
+      tfq_free(s->refs);
+      s->refs = nb[2 * c + 1];
+    }
   }
   tfq_free(nb);
   q->head = 0;
   q->alloc = na;
   return 0;
+}
+
+/* String views of ring slot `slot` of a str store. */
+static inline tfq__str *sv_row(const tfq__store *s, int64_t slot) {
+  return (tfq__str *)s->bytes + (size_t)slot * (size_t)s->per;
+}
+
+/* String views of row `row` of string tensor `t` laid out as [rows] + element shape. */
+static inline tfq__str *sv_of(const tfq_tensor *t, const tfq__store *s, int64_t row) {
+  return tfq__strs(t) + (size_t)row * (size_t)s->per;
+}
+
+/* Puts `k` rows into str store `s` at `slot` from row `row` of the attempt's source: sliced rows
+ * move in (boxed_src), or the rows of the enqueued tensor are shared (k references). */
+static void str_fill(tfq__store *s, size_t c, int64_t slot, const tfq__attempt *a, int64_t row,
+                     int64_t k) {
+  tfq_tensor **bs = a->boxed_src ? &a->boxed_src[c * (size_t)a->stride + (size_t)row] : NULL;
+  if (bs && bs[0]) {
+    for (int64_t r = 0; r < k; r++) {
+      memcpy(sv_row(s, slot + r), tfq__strs(bs[r]), s->row_bytes);
+      s->refs[slot + r] = bs[r];
+      bs[r] = NULL;
+    }
+    return;
+  }
+  tfq_tensor *t = a->src->c[c];
+  memcpy(sv_row(s, slot), sv_of(t, s, row), (size_t)k * s->row_bytes);
+  for (int64_t r = 0; r < k; r++) s->refs[slot + r] = t;
+  atomic_fetch_add_explicit(&t->refs, k, memory_order_relaxed);
 }
 
 int tfq__ring_init(tfq_queue *q) {
@@ -130,6 +176,8 @@ static void slot_fill(tfq_queue *q, int64_t slot, const tfq__attempt *a, int64_t
       const char *src = a->src_rows ? (const char *)a->src_rows[c]
                                     : (const char *)a->src->c[c]->data + (size_t)row * s->row_bytes;
       copy_bytes(s->bytes + (size_t)slot * s->row_bytes, src, s->row_bytes);
+    } else if (s->str) {
+      str_fill(s, c, slot, a, a->many ? row : 0, 1);
     } else if (a->boxed_src) {
       tfq_tensor **bs = &a->boxed_src[c * (size_t)a->stride + (size_t)row];
       s->refs[slot] = *bs;
@@ -144,11 +192,13 @@ static void slot_fill(tfq_queue *q, int64_t slot, const tfq__attempt *a, int64_t
 static void slot_take(tfq_queue *q, int64_t slot, tfq__attempt *a, int64_t row) {
   for (size_t c = 0; c < q->spec->n; c++) {
     tfq__store *s = &q->st[c];
-    if (s->dense)
+    if (s->dense) {
       copy_bytes((char *)a->dst->c[c]->data + (size_t)row * s->row_bytes,
                  s->bytes + (size_t)slot * s->row_bytes, s->row_bytes);
-    else
-      a->boxed_dst[c * (size_t)a->stride + (size_t)row] = s->refs[slot];
+      continue;
+    }
+    if (s->str) copy_bytes(sv_of(a->dst->c[c], s, row), sv_row(s, slot), s->row_bytes);
+    a->boxed_dst[c * (size_t)a->stride + (size_t)row] = s->refs[slot];
   }
 }
 
@@ -160,6 +210,7 @@ static void slot_restore(tfq_queue *q, int64_t slot, tfq__attempt *a, int64_t ro
       copy_bytes(s->bytes + (size_t)slot * s->row_bytes,
                  (char *)a->dst->c[c]->data + (size_t)row * s->row_bytes, s->row_bytes);
     } else {
+      if (s->str) memcpy(sv_row(s, slot), sv_of(a->dst->c[c], s, row), s->row_bytes);
       tfq_tensor **b = &a->boxed_dst[c * (size_t)a->stride + (size_t)row];
       s->refs[slot] = *b;
       *b = NULL;
@@ -191,6 +242,11 @@ static void swap_slots(tfq_queue *q, int64_t la, int64_t lb) {
       memcpy(pa, pb, s->row_bytes);
       memcpy(pb, q->swap_tmp, s->row_bytes);
     } else {
+      if (s->str) {
+        memcpy(q->swap_tmp, sv_row(s, a), s->row_bytes);
+        memcpy(sv_row(s, a), sv_row(s, b), s->row_bytes);
+        memcpy(sv_row(s, b), q->swap_tmp, s->row_bytes);
+      }
       tfq_tensor *t = s->refs[a];
       s->refs[a] = s->refs[b];
       s->refs[b] = t;
@@ -204,11 +260,10 @@ static void move_slot(tfq_queue *q, int64_t from, int64_t to) {
   int64_t a = ring_idx(q, from), b = ring_idx(q, to);
   for (size_t c = 0; c < q->spec->n; c++) {
     tfq__store *s = &q->st[c];
-    if (s->dense)
-      memcpy(s->bytes + (size_t)b * s->row_bytes, s->bytes + (size_t)a * s->row_bytes,
-             s->row_bytes);
-    else
-      s->refs[b] = s->refs[a];
+    if (s->dense || s->str)
+      copy_bytes(s->bytes + (size_t)b * s->row_bytes, s->bytes + (size_t)a * s->row_bytes,
+                 s->row_bytes);
+    if (!s->dense) s->refs[b] = s->refs[a];
   }
 }
 
@@ -365,6 +420,8 @@ static int64_t fill_rows(tfq_queue *q, tfq__attempt *a) {
       const char *src = a->src_rows ? (const char *)a->src_rows[c] /* one row: k == 1 */
                                     : (const char *)a->src->c[c]->data + (size_t)row * s->row_bytes;
       copy_bytes(s->bytes + (size_t)slot * s->row_bytes, src, (size_t)k * s->row_bytes);
+    } else if (s->str) {
+      str_fill(s, c, slot, a, a->many ? row : 0, k);
     } else if (a->boxed_src) {
       tfq_tensor **bs = &a->boxed_src[c * (size_t)a->stride + (size_t)row];
       memcpy(&s->refs[slot], bs, (size_t)k * sizeof *bs);
@@ -385,12 +442,14 @@ static int64_t take_rows(tfq_queue *q, tfq__attempt *a) {
   if (k > q->alloc - q->head) k = q->alloc - q->head;
   for (size_t c = 0; c < q->spec->n; c++) {
     tfq__store *s = &q->st[c];
-    if (s->dense)
+    if (s->dense) {
       copy_bytes((char *)a->dst->c[c]->data + (size_t)row * s->row_bytes,
                  s->bytes + (size_t)q->head * s->row_bytes, (size_t)k * s->row_bytes);
-    else
-      memcpy(&a->boxed_dst[c * (size_t)a->stride + (size_t)row], &s->refs[q->head],
-             (size_t)k * sizeof(tfq_tensor *));
+      continue;
+    }
+    if (s->str) memcpy(sv_of(a->dst->c[c], s, row), sv_row(s, q->head), (size_t)k * s->row_bytes);
+    memcpy(&a->boxed_dst[c * (size_t)a->stride + (size_t)row], &s->refs[q->head],
+           (size_t)k * sizeof(tfq_tensor *));
   }
   q->head = q->head + k == q->alloc ? 0 : q->head + k;
   set_count(q, q->count - k);
@@ -779,6 +838,18 @@ static inline tfq_code dequeue_rows(tfq_queue *q, void *const *rows, tfq_tuple *
 
 /* ---- enqueue ---- */
 
+/* Whether the rows of string batch `t` average more than STR_SHARE_MAX bytes: they are then
+ * sliced into a tensor each, so that a row left in a shuffle pool does not keep the bytes of its
+ * whole batch alive; shorter rows share the batch tensor. */
+#define STR_SHARE_MAX 4096
+static int long_strings(const tfq_tensor *t, int64_t rows) {
+  const tfq__str *v = tfq__strs(t);
+  size_t bytes = 0, limit = (size_t)rows * STR_SHARE_MAX;
+  for (int64_t i = 0; i < t->nelems; i++)
+    if ((bytes += v[i].len) > limit) return 1;
+  return 0;
+}
+
 static tfq_code do_enqueue(tfq_queue *q, const tfq_tuple *t, int many, tfq_cancel *cancel,
                            int64_t timeout_us, tfq_status *st) {
   tfq_code c = tfq__queue_validate_tuple(q, t, many, st);
@@ -794,16 +865,17 @@ static tfq_code do_enqueue(tfq_queue *q, const tfq_tuple *t, int many, tfq_cance
     return TFQ_OK;
   }
   size_t ncomp = q->spec->n;
-  int any_boxed = 0;
-  for (size_t i = 0; i < ncomp; i++) any_boxed |= !q->st[i].dense;
-  if (many && any_boxed) {
+  int any_boxed = 0; /* components to slice into element tensors */
+  for (size_t i = 0; i < ncomp && many; i++)
+    any_boxed |= !q->st[i].dense && (!q->st[i].str || long_strings(t->c[i], a.total));
+  if (any_boxed) {
     /* Split boxed components into element tensors now, outside the lock. */
     size_t n;
     if (!tfq__mul_ok(ncomp, (size_t)a.total, &n) ||
         !(a.boxed_src = tfq__calloc(n, sizeof(tfq_tensor *))))
       return TFQ__OOM(st);
     for (size_t i = 0; i < ncomp; i++) {
-      if (q->st[i].dense) continue;
+      if (q->st[i].dense || (q->st[i].str && !long_strings(t->c[i], a.total))) continue;
       for (int64_t r = 0; r < a.total; r++) {
         c = tfq__slice_row(t->c[i], r, &a.boxed_src[i * (size_t)a.stride + (size_t)r], st);
         if (c) {
@@ -863,6 +935,46 @@ tfq_code tfq_queue_enqueue_many(tfq_queue *q, const tfq_tuple *batch, tfq_cancel
 
 /* ---- dequeue ---- */
 
+/* Points every string of `t` at "". */
+static void str_clear(tfq_tensor *t) {
+  tfq__str *v = tfq__strs(t);
+  for (int64_t i = 0; i < t->nelems; i++) v[i] = (tfq__str){"", 0};
+}
+
+/* Makes the result `*t` of str component `c` own its bytes, outside the lock: its views point
+ * into the owners the rows held (`owners`, freed by the caller).  A single element whose owner is
+ * an element tensor of its own becomes the result as it is; otherwise the bytes are copied into
+ * one block of the result.  TFQ_RESOURCE_EXHAUSTED when that block cannot be had. */
+static tfq_code str_settle(tfq_queue *q, size_t c, tfq_tensor **t, tfq_tensor **owners, int many) {
+  const tfq__comp *k = &q->spec->c[c];
+  if (!many && owners[0]->rank == k->rank && owners[0]->nelems == q->st[c].per &&
+      (q->st[c].per == 0 || tfq__strs(owners[0])[0].p == tfq__strs(*t)[0].p)) {
+    tfq_tensor_free(*t);
+    *t = owners[0];
+    owners[0] = NULL;
+    return TFQ_OK;
+  }
+  tfq__str *v = tfq__strs(*t);
+  size_t total = 0;
+  for (int64_t i = 0; i < (*t)->nelems; i++) total += v[i].len;
+  if (!total) {
+    str_clear(*t);
+    return TFQ_OK;
+  }
+  char *p = tfq__tensor_arena_alloc(*t, total);
+  if (!p) return TFQ_RESOURCE_EXHAUSTED;
+  for (int64_t i = 0; i < (*t)->nelems; i++) {
+    if (!v[i].len) {
+      v[i].p = "";
+      continue;
+    }
+    memcpy(p, v[i].p, v[i].len);
+    v[i].p = p;
+    p += v[i].len;
+  }
+  return TFQ_OK;
+}
+
 /* Whether `t` can take a dense element of component `k` in place. */
 static inline int reusable(const tfq_tensor *t, const tfq__comp *k) {
   if (!t || t->dtype != k->dtype || t->rank != k->rank || t->dealloc ||
@@ -905,11 +1017,11 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
   /* Dense destinations are allocated now, outside the lock, with n rows (or reused). */
   for (size_t i = 0; i < ncomp; i++) {
     if (!q->st[i].dense) {
-      any_boxed = 1;
-      continue;
+      any_boxed = 1; /* str components take their owners through boxed_dst */
+      if (!q->st[i].str) continue;
     }
     const tfq__comp *k = &q->spec->c[i];
-    if (reuse && reusable(dst->c[i], k)) continue;
+    if (reuse && q->st[i].dense && reusable(dst->c[i], k)) continue;
     if (reuse) {
       tfq_tensor_free(dst->c[i]);
       dst->c[i] = NULL;
@@ -964,12 +1076,16 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
   if (c == TFQ_OK) {
     int64_t rows = a.total; /* dequeue_up_to on a closed queue may deliver fewer than n */
     for (size_t i = 0; i < ncomp; i++) {
-      if (q->st[i].dense) {
+      if (q->st[i].dense || q->st[i].str) {
         if (many && rows != n) {
           tfq_tensor *t = dst->c[i];
           t->dims[0] = rows;
           t->nelems = rows * (n ? t->nelems / n : 0);
-          t->nbytes = (size_t)t->nelems * tfq_dtype_size(t->dtype);
+          t->nbytes = q->st[i].dense ? (size_t)t->nelems * tfq_dtype_size(t->dtype) : 0;
+        }
+        if (q->st[i].str && str_settle(q, i, &dst->c[i], a.boxed_dst + i * (size_t)n, many)) {
+          c = TFQ__OOM(st); /* out of memory after the elements left the queue */
+          break;
         }
       } else {
         if (reuse) {
@@ -982,6 +1098,9 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
       }
     }
   }
+  if (c) /* no view may outlive the owners freed below */
+    for (size_t i = 0; i < ncomp; i++)
+      if (q->st[i].str && dst->c[i]) str_clear(dst->c[i]);
   if (a.boxed_dst) tfq__free_boxed(a.boxed_dst, nb);
   if (c) {
     if (!reuse) tfq_tuple_free(dst);

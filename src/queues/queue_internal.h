@@ -68,12 +68,22 @@ struct tfq__attempt {
   tfq__cancel_reg reg;
 };
 
-/* Per component storage on the ring. */
+/* Per component storage on the ring, one of three layouts:
+ *  - dense (fixed-size numeric rows): `bytes` holds the rows, copied in and out;
+ *  - str (strings of a fully defined shape, `per` strings a row): `bytes` holds each row's
+ *    string views (tfq__str, `per` a row) and `refs` the tensor owning the bytes they point at,
+ *    one reference a row.  The owner is the enqueued tensor itself (a batch shares one tensor
+ *    among its rows: no allocation and no copy on the way in) or, for a batch of long strings,
+ *    a row sliced off it (so that one row left in a shuffle pool does not pin a whole batch).
+ *    A dequeue copies the bytes into its result once, outside the lock, then drops the refs;
+ *  - boxed (any other shape): `refs` holds one element tensor a row. */
 typedef struct tfq__store {
   int dense;         /* fixed-size numeric rows copied in and out */
-  size_t row_bytes;  /* dense: bytes per element */
-  char *bytes;       /* dense: alloc * row_bytes */
-  tfq_tensor **refs; /* boxed: alloc element tensors */
+  int str;           /* strings of a fully defined shape (not dense) */
+  int64_t per;       /* str: strings a row */
+  size_t row_bytes;  /* dense: bytes per element; str: per * sizeof(tfq__str) */
+  char *bytes;       /* dense, str: alloc * row_bytes */
+  tfq_tensor **refs; /* boxed: alloc element tensors; str: alloc owners */
 } tfq__store;
 
 struct tfq_queue {

@@ -160,6 +160,18 @@ tfq_code tfq_queue_new(tfq_queue_kind kind, const tfq_spec *spec, const tfq_queu
       q->st[i].dense = 1;
       q->st[i].row_bytes = n;
       if (n > widest) widest = n;
+    } else if (tfq__comp_fully_defined(k)) {
+      int64_t per = 1;
+      for (int d = 0; d < k->rank; d++) per *= k->dims[d];
+      size_t n;
+      if (!tfq__mul_ok((size_t)per, sizeof(tfq__str), &n)) {
+        queue_destroy(q);
+        return TFQ__OOM(st);
+      }
+      q->st[i].str = 1;
+      q->st[i].per = per;
+      q->st[i].row_bytes = n;
+      if (n > widest) widest = n;
     }
   }
   q->all_dense = 1;

@@ -1,0 +1,207 @@
+/* Part of test_queues (see queues_util.h): string components of a fully defined shape, stored as
+ * string views into the tensors that own the bytes (queue_internal.h, "str").  What a user can
+ * see of that layout: a batch of short strings is shared, not copied, while it is queued (its
+ * refcount counts the rows held); long rows are sliced; every row comes out once with its bytes,
+ * after the enqueuer's tensor is gone, through every kind, restore and reuse path. */
+#include "queues_util.h"
+
+/* A batch of `n` rows: component 0 string [n, 2] ("r<i>a", "r<i>b", each padded to `len` bytes
+ * with '.'), component 1 int32 [n] = i + base. */
+static tfq_tuple *str_batch(int64_t n, int64_t base, size_t len) {
+  int64_t sd[2] = {n, 2}, idim[1] = {n};
+  tfq_tensor *s = tensor(TFQ_STRING, 2, sd), *v = tensor(TFQ_INT32, 1, idim);
+  char *buf = malloc(len + 32);
+  for (int64_t i = 0; i < n; i++) {
+    for (int j = 0; j < 2; j++) {
+      int k = snprintf(buf, len + 32, "r%lld%c", (long long)(i + base), j ? 'b' : 'a');
+      size_t l = (size_t)k > len ? (size_t)k : len;
+      memset(buf + k, '.', l - (size_t)k);
+      OK(tfq_tensor_set_string(s, 2 * i + j, buf, l, NULL));
+    }
+    ((int32_t *)tfq_tensor_data(v))[i] = (int32_t)(i + base);
+  }
+  free(buf);
+  return tup(2, s, v);
+}
+
+static tfq_spec *str_spec(void) {
+  int64_t two[1] = {2};
+  return spec2(TFQ_STRING, 1, two, TFQ_INT32, 0, NULL);
+}
+
+/* Checks that row r of batch `t` is element `id` (strings of at least `len` bytes). */
+static void expect_row(const tfq_tuple *t, int64_t r, int id, size_t len) {
+  for (int j = 0; j < 2; j++) {
+    char want[64];
+    int k = snprintf(want, sizeof want, "r%d%c", id, j ? 'b' : 'a');
+    size_t l;
+    const char *got = tfq_tensor_string(tfq_tuple_get(t, 0), 2 * r + j, &l);
+    cr_assert_eq(l, (size_t)k > len ? (size_t)k : len, "row %lld: length %zu", (long long)r, l);
+    cr_assert(memcmp(got, want, (size_t)k) == 0, "row %lld: %.*s", (long long)r, (int)k, got);
+    for (size_t b = (size_t)k; b < l; b++) cr_assert_eq(got[b], '.');
+  }
+}
+
+Test(string_rows, a_batch_of_short_strings_is_shared_while_queued_and_outlives_its_enqueuer) {
+  tfq_spec *s = str_spec();
+  tfq_queue *q = fifo(s, 100);
+  tfq_tuple *b = str_batch(5, 0, 0);
+  tfq_tensor *keep = tfq_tensor_ref(tfq_tuple_get(b, 0));
+  OK(tfq_queue_enqueue_many(q, b, NULL, NOTIMEOUT, NULL));
+  cr_assert_eq(tfq_tensor_refcount(keep), 2 + 5, "one reference a queued row");
+  tfq_tuple_free(b);
+  tfq_tuple *out;
+  OK(tfq_queue_dequeue_many(q, 3, &out, NULL, NOTIMEOUT, NULL));
+  cr_assert_eq(tfq_tensor_refcount(keep), 1 + 2);
+  for (int r = 0; r < 3; r++) expect_row(out, r, r, 0);
+  cr_assert_eq(tfq_tensor_dim(tfq_tuple_get(out, 0), 0), 3);
+  cr_assert_eq(tfq_tensor_dim(tfq_tuple_get(out, 0), 1), 2);
+  tfq_tuple_free(out);
+  OK(tfq_queue_close(q, 0, NULL, NOTIMEOUT, NULL));
+  OK(tfq_queue_dequeue_up_to(q, 10, &out, NULL, NOTIMEOUT, NULL));
+  cr_assert_eq(tfq_tensor_dim(tfq_tuple_get(out, 0), 0), 2);
+  cr_assert_eq(tfq_tensor_refcount(keep), 1);
+  tfq_tensor_free(keep); /* the result owns its bytes: still readable */
+  expect_row(out, 0, 3, 0);
+  expect_row(out, 1, 4, 0);
+  tfq_tuple_free(out);
+  tfq_queue_free(q);
+  tfq_spec_free(s);
+}
+
+Test(string_rows, long_rows_are_sliced_so_one_row_does_not_pin_its_batch) {
+  tfq_spec *s = str_spec();
+  tfq_queue *q = fifo(s, 100);
+  tfq_tuple *b = str_batch(4, 10, 5000);
+  tfq_tensor *keep = tfq_tensor_ref(tfq_tuple_get(b, 0));
+  OK(tfq_queue_enqueue_many(q, b, NULL, NOTIMEOUT, NULL));
+  cr_assert_eq(tfq_tensor_refcount(keep), 2, "long rows are copied out of the batch");
+  tfq_tuple_free(b);
+  tfq_tensor_free(keep);
+  tfq_tuple *out;
+  OK(tfq_queue_dequeue_many(q, 4, &out, NULL, NOTIMEOUT, NULL));
+  for (int r = 0; r < 4; r++) expect_row(out, r, 10 + r, 5000);
+  tfq_tuple_free(out);
+  tfq_queue_free(q);
+  tfq_spec_free(s);
+}
+
+/* Every kind, batches of short and long rows interleaved, taken in odd batch sizes and single
+ * dequeues: each id exactly once with its own bytes. */
+static void each_row_once(tfq_queue_kind kind) {
+  tfq_spec *s = str_spec();
+  tfq_queue *q = make(kind, s, 10000, kind == TFQ_QUEUE_RANDOM_SHUFFLE ? 50 : 0, 7, 9, 0);
+  enum { BATCHES = 40, ROWS = 25 };
+  for (int bi = 0; bi < BATCHES; bi++) {
+    tfq_tuple *b = str_batch(ROWS, bi * ROWS, bi % 5 == 4 ? 4500 : 0);
+    OK(tfq_queue_enqueue_many(q, b, NULL, NOTIMEOUT, NULL));
+    tfq_tuple_free(b);
+  }
+  OK(tfq_queue_close(q, 0, NULL, NOTIMEOUT, NULL));
+  char seen[BATCHES * ROWS] = {0};
+  int got = 0;
+  for (int step = 0; got < BATCHES * ROWS; step++) {
+    tfq_tuple *out;
+    int single = step % 3 == 2;
+    if (single)
+      OK(tfq_queue_dequeue(q, &out, NULL, NOTIMEOUT, NULL));
+    else
+      OK(tfq_queue_dequeue_up_to(q, 37, &out, NULL, NOTIMEOUT, NULL));
+    int64_t rows = single ? 1 : tfq_tensor_dim(tfq_tuple_get(out, 1), 0);
+    for (int64_t r = 0; r < rows; r++) {
+      int id = ((const int32_t *)tfq_tensor_cdata(tfq_tuple_get(out, 1)))[r];
+      cr_assert(id >= 0 && id < BATCHES * ROWS && !seen[id], "id %d twice or out of range", id);
+      seen[id] = 1;
+      expect_row(out, r, id, (id / ROWS) % 5 == 4 ? 4500 : 0);
+    }
+    got += (int)rows;
+    tfq_tuple_free(out);
+  }
+  cr_assert_eq(tfq_queue_size(q), 0);
+  tfq_queue_free(q);
+  tfq_spec_free(s);
+}
+
+Test(string_rows, fifo_delivers_each_row_once_with_its_bytes) { each_row_once(TFQ_QUEUE_FIFO); }
+Test(string_rows, random_shuffle_delivers_each_row_once_with_its_bytes) {
+  each_row_once(TFQ_QUEUE_RANDOM_SHUFFLE);
+}
+Test(string_rows, padding_fifo_delivers_each_row_once_with_its_bytes) {
+  each_row_once(TFQ_QUEUE_PADDING_FIFO);
+}
+
+Test(string_rows, priority_queue_orders_string_rows_by_priority) {
+  int64_t two[1] = {2};
+  tfq_spec *s = spec1(TFQ_STRING, 1, two);
+  tfq_queue *q = make(TFQ_QUEUE_PRIORITY, s, 100, 0, 0, 0, 0);
+  tfq_tuple *b = str_batch(6, 0, 0), *pb;
+  int64_t d6[1] = {6};
+  tfq_tensor *prio = tensor(TFQ_INT64, 1, d6);
+  for (int i = 0; i < 6; i++) ((int64_t *)tfq_tensor_data(prio))[i] = 5 - i;
+  OK(tfq_tuple_new(2, &pb, NULL));
+  tfq_tuple_set_take(pb, 0, prio);
+  tfq_tuple_set_take(pb, 1, tfq_tensor_ref(tfq_tuple_get(b, 0)));
+  OK(tfq_queue_enqueue_many(q, pb, NULL, NOTIMEOUT, NULL));
+  tfq_tuple_free(pb);
+  tfq_tuple_free(b);
+  tfq_tuple *out;
+  OK(tfq_queue_dequeue_many(q, 6, &out, NULL, NOTIMEOUT, NULL));
+  for (int r = 0; r < 6; r++) {
+    size_t l;
+    const char *p = tfq_tensor_string(tfq_tuple_get(out, 1), 2 * r, &l);
+    char want[16];
+    snprintf(want, sizeof want, "r%da", 5 - r);
+    cr_assert(l == strlen(want) && memcmp(p, want, l) == 0, "row %d: %.*s", r, (int)l, p);
+  }
+  tfq_tuple_free(out);
+  tfq_queue_free(q);
+  tfq_spec_free(s);
+}
+
+Test(string_rows, a_timed_out_dequeue_many_puts_string_rows_back_in_order) {
+  tfq_spec *s = str_spec();
+  tfq_queue *q = fifo(s, 100);
+  tfq_tuple *b = str_batch(3, 0, 0), *out = NULL;
+  OK(tfq_queue_enqueue_many(q, b, NULL, NOTIMEOUT, NULL));
+  tfq_tuple_free(b);
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_queue_dequeue_many(q, 5, &out, NULL, 20000, st), TFQ_DEADLINE_EXCEEDED);
+  cr_assert_null(out);
+  cr_assert_eq(tfq_queue_size(q), 3);
+  OK(tfq_queue_dequeue_many(q, 3, &out, NULL, NOTIMEOUT, NULL));
+  for (int r = 0; r < 3; r++) expect_row(out, r, r, 0);
+  tfq_tuple_free(out);
+  tfq_status_free(st);
+  tfq_queue_free(q);
+  tfq_spec_free(s);
+}
+
+Test(string_rows, a_single_element_comes_back_as_the_tensor_enqueued) {
+  tfq_queue *q = scalar_fifo(TFQ_STRING, 10);
+  tfq_tensor *e = tensor(TFQ_STRING, 0, NULL);
+  OK(tfq_tensor_set_string(e, 0, "hello", 5, NULL));
+  tfq_tuple *t = tup(1, e, NULL), *out;
+  OK(tfq_queue_enqueue(q, t, NULL, NOTIMEOUT, NULL));
+  OK(tfq_queue_dequeue(q, &out, NULL, NOTIMEOUT, NULL));
+  cr_assert_eq(tfq_tuple_get(out, 0), e, "moved out, not copied");
+  tfq_tuple_free(out);
+  tfq_tuple_free(t);
+  tfq_queue_free(q);
+}
+
+Test(string_rows, dequeue_into_replaces_string_components_each_time) {
+  tfq_spec *s = str_spec();
+  tfq_queue *q = fifo(s, 100);
+  tfq_tuple *b = str_batch(4, 20, 0), *dst;
+  OK(tfq_queue_enqueue_many(q, b, NULL, NOTIMEOUT, NULL));
+  tfq_tuple_free(b);
+  OK(tfq_tuple_new(2, &dst, NULL));
+  for (int r = 0; r < 4; r++) {
+    OK(tfq_queue_dequeue_into(q, dst, NULL, NOTIMEOUT, NULL));
+    cr_assert_eq(tfq_tensor_rank(tfq_tuple_get(dst, 0)), 1);
+    expect_row(dst, 0, 20 + r, 0);
+  }
+  tfq_tuple_free(dst);
+  tfq_queue_free(q);
+  tfq_spec_free(s);
+}
