@@ -9,6 +9,10 @@
  *   D4.csv  D1 with ~20% quoted fields (embedded ',' and '""') and ~5% empty fields (no '\n'
  *           inside quotes: decode_csv is fed lines, as TF's reader does)      seed 0xD4D4D4D4
  *   D5/part-NN.csv  D1 cut into 16 files of 62,500 rows
+ *   DM.csv  700,000 rows x 10 fields shaped like a real feature file (issue #18's mixed set):
+ *           6 float32 of 6-9 significant digits, signed, the point anywhere; an int64 id of 10
+ *           digits; a signed int32 over its whole range; a categorical word (12 words of 2-11
+ *           letters); a free-text id of 8-20 characters; unquoted, LF (~67 MB)  seed 0xDDDDDDDD
  * and DIR/MANIFEST.json ({"version", "sets": {name: {"rows", "seed", "bytes"}}}), which
  * bench/report.py compares before reusing the files.
  *
@@ -22,7 +26,33 @@
 
 #include "bench_util.h"
 
-#define GEN_VERSION 1
+#define GEN_VERSION 2
+
+/* One DM row (at most 200 bytes). */
+static size_t row_dm(char *b) {
+  static const char *const cats[12] = {"us",       "de",         "fr",           "mobile",
+                                       "desktop",  "tablet",     "organic",      "paid",
+                                       "referral", "newsletter", "subscription", "trial"};
+  static const unsigned long long p10[10] = {1,      10,      100,      1000,      10000,
+                                             100000, 1000000, 10000000, 100000000, 1000000000};
+  size_t n = 0;
+  for (int f = 0; f < 6; f++) {
+    int d = 6 + (int)(bench_rnd() % 4); /* significant digits */
+    unsigned long long m = p10[d - 1] + bench_rnd() % (p10[d] - p10[d - 1]);
+    int fr = 1 + (int)(bench_rnd() % (unsigned)d); /* digits after the point */
+    n += (size_t)sprintf(b + n, "%s%llu.%0*llu,", bench_rnd() % 10 < 3 ? "-" : "", m / p10[fr], fr,
+                         m % p10[fr]);
+  }
+  unsigned long long id =
+      1000000000ULL + ((unsigned long long)bench_rnd() << 32 | bench_rnd()) % 9000000000ULL;
+  int32_t i32 = (int32_t)bench_rnd();
+  n += (size_t)sprintf(b + n, "%llu,%d,%s,", id, i32, cats[bench_rnd() % 12]);
+  int len = 8 + (int)(bench_rnd() % 13);
+  static const char hex[] = "0123456789abcdefghijklmnopqrstuvwxyz_";
+  for (int i = 0; i < len; i++) b[n++] = hex[bench_rnd() % 37];
+  b[n++] = '\n';
+  return n;
+}
 
 static size_t row_d2(char *b) {
   unsigned label = bench_rnd() % 100u;
@@ -101,7 +131,7 @@ int main(int argc, char **argv) {
   char path[4096];
   mkdir(dir, 0777);
   out_file o;
-  unsigned long long bytes[5 + 16];
+  unsigned long long bytes[5 + 16], bytes_dm;
 
   snprintf(path, sizeof path, "%s/D1.csv", dir);
   open_out(&o, path);
@@ -140,6 +170,13 @@ int main(int argc, char **argv) {
     bytes[4] += bytes[5 + k];
   }
 
+  long rm = (long)(700000 * scale);
+  snprintf(path, sizeof path, "%s/DM.csv", dir);
+  open_out(&o, path);
+  bench_rs = 0xDDDDDDDDULL;
+  for (long r = 0; r < rm; r++) o.n += row_dm(room(&o));
+  bytes_dm = close_out(&o);
+
   snprintf(path, sizeof path, "%s/MANIFEST.json", dir);
   FILE *m = fopen(path, "w");
   if (!m) return 1;
@@ -149,10 +186,15 @@ int main(int argc, char **argv) {
           "\"D2\": {\"rows\": %ld, \"seed\": \"0xD2D2D2D2\", \"bytes\": %llu}, "
           "\"D3\": {\"rows\": %ld, \"seed\": \"0xD3D3D3D3\", \"bytes\": %llu}, "
           "\"D4\": {\"rows\": %ld, \"seed\": \"0xD4D4D4D4\", \"bytes\": %llu}, "
-          "\"D5\": {\"rows\": %ld, \"seed\": \"0xD1D1D1D1\", \"bytes\": %llu, \"files\": 16}}}\n",
-          GEN_VERSION, scale, r1, bytes[0], r2, bytes[1], r3, bytes[2], r1, bytes[3], r1, bytes[4]);
+          "\"D5\": {\"rows\": %ld, \"seed\": \"0xD1D1D1D1\", \"bytes\": %llu, \"files\": 16}, "
+          "\"DM\": {\"rows\": %ld, \"seed\": \"0xDDDDDDDD\", \"bytes\": %llu}}}\n",
+          GEN_VERSION, scale, r1, bytes[0], r2, bytes[1], r3, bytes[2], r1, bytes[3], r1, bytes[4],
+          rm, bytes_dm);
   if (fclose(m) != 0) return 1;
-  printf("gen_data: %s: D1 %.1f MB, D2 %.1f MB, D3 %.1f MB, D4 %.1f MB, D5 16 files %.1f MB\n", dir,
-         bytes[0] / 1e6, bytes[1] / 1e6, bytes[2] / 1e6, bytes[3] / 1e6, bytes[4] / 1e6);
+  printf(
+      "gen_data: %s: D1 %.1f MB, D2 %.1f MB, D3 %.1f MB, D4 %.1f MB, D5 16 files %.1f MB, DM "
+      "%.1f MB\n",
+      dir, bytes[0] / 1e6, bytes[1] / 1e6, bytes[2] / 1e6, bytes[3] / 1e6, bytes[4] / 1e6,
+      bytes_dm / 1e6);
   return 0;
 }

@@ -24,7 +24,7 @@
 #include "cat_stdin.h"
 
 /* Records a reader op reads at a time (read_up_to), but about READ_VALUES values at most for
- * tfq-cat's wide rows (more than 4096 columns): a read batch of rows that wide would take tens of
+ * tfq-cat's wide rows (more than 1024 columns): a read batch of rows that wide would take tens of
  * MB at each step (the lines, the decoded columns, the stacked component), each block fresh
  * pages from the kernel, where a batch of a few MB is reused from one read to the next. */
 #define READ_CHUNK 256

@@ -59,6 +59,26 @@ static tfq_code progress_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
   return TFQ_OK;
 }
 
+/* ---- allocation count (--stats) ------------------------------------------------------------
+ * With --stats the library allocates through these (tfq_set_allocator, installed before any tfq
+ * object exists), which count its malloc and realloc calls; the figure printed is the steady
+ * state: calls from the first batch's delivery to the last's, per record delivered after the
+ * first batch. */
+
+static atomic_llong g_allocs;
+
+static void *count_malloc(size_t n) {
+  atomic_fetch_add_explicit(&g_allocs, 1, memory_order_relaxed);
+  return malloc(n);
+}
+
+static void *count_realloc(void *p, size_t n) {
+  atomic_fetch_add_explicit(&g_allocs, 1, memory_order_relaxed);
+  return realloc(p, n);
+}
+
+static long long allocs_now(void) { return atomic_load_explicit(&g_allocs, memory_order_relaxed); }
+
 /* ---- main ------------------------------------------------------------------------------------ */
 
 /* Reports a failed cat_parse_options / cat_resolve as tfq-cat always has, and exits. */
@@ -86,6 +106,7 @@ int main(int argc, char **argv) {
     if (as != CAT_ARGS_OK) args_failed(as, msg);
   }
   options *o = &a->o;
+  if (o->stats && tfq_set_allocator(count_malloc, count_realloc, free) != TFQ_OK) die_oom();
   if (optind >= argc && isatty(STDIN_FILENO))
     usage_error("no input: name a FILE, or pipe data into standard input");
 
@@ -131,8 +152,12 @@ int main(int argc, char **argv) {
   int epipe = 0, dq_error = 0;
   tfq_cancel *cancel = tfq_coord_cancel(a->coord);
   double first_batch_s = -1;
+  long long allocs_first = 0, allocs_last = 0;
+  int64_t records_first = 0;
+  /* One batch tuple for the whole run: the queue refills its tensors in place. */
+  tfq_tuple *b = NULL;
+  if (tfq_tuple_new(tfq_spec_size(tfq_queue_spec(a->q)), &b, st)) die_oom();
   while (o->batches == 0 || a->batches_out < o->batches) {
-    tfq_tuple *b = NULL;
     if (o->shuffle && o->seed_set) {
       /* Reproducible order: draw only from a full (or closed) queue, so that the queue's
        * contents at each dequeue do not depend on thread timing. */
@@ -141,8 +166,8 @@ int main(int argc, char **argv) {
         ;
     }
     c = o->drop_remainder
-            ? tfq_queue_dequeue_many(a->q, o->batch_size, &b, cancel, TFQ_NO_TIMEOUT, st)
-            : tfq_queue_dequeue_up_to(a->q, o->batch_size, &b, cancel, TFQ_NO_TIMEOUT, st);
+            ? tfq_queue_dequeue_many_into(a->q, o->batch_size, b, cancel, TFQ_NO_TIMEOUT, st)
+            : tfq_queue_dequeue_up_to_into(a->q, o->batch_size, b, cancel, TFQ_NO_TIMEOUT, st);
     if (c == TFQ_OUT_OF_RANGE || c == TFQ_CANCELLED) break; /* the end, or a stop */
     if (c) {
       warnx_("%s", tfq_status_message(st));
@@ -152,9 +177,13 @@ int main(int argc, char **argv) {
     int64_t n = tfq_tensor_dim(tfq_tuple_get(b, 0), 0);
     a->fullness_sum += (double)tfq_queue_size(a->q) / (double)a->capacity;
     a->fullness_n++;
-    if (first_batch_s < 0) first_batch_s = now_s() - t0;
+    if (first_batch_s < 0) {
+      first_batch_s = now_s() - t0;
+      allocs_first = allocs_now();
+      records_first = a->records_out + n;
+    }
     emit_batch(a, b, n);
-    tfq_tuple_free(b);
+    allocs_last = allocs_now();
     a->batches_out++;
     a->records_out += n;
     if (out_flush(a, o->batches != 0 || isatty(STDOUT_FILENO))) {
@@ -162,6 +191,7 @@ int main(int argc, char **argv) {
       break;
     }
   }
+  tfq_tuple_free(b);
   if (!a->out_error && out_flush(a, 1) && a->out_error == EPIPE) epipe = 1;
 
   /* Stop: request_stop (the producer's and the readers' runners cancel their queues), join. */
@@ -192,12 +222,15 @@ int main(int argc, char **argv) {
                  ", records read %lld, "
                  "bytes read %lld, time %.3f s, first batch %.3f s, %.0f records/s, %.1f MB/s, "
                  "queue %.0f%% full at dequeue (capacity %" PRId64 ", min_after_dequeue %" PRId64
-                 ")\n",
+                 "), %.4f allocations per record (steady state)\n",
             a->records_out, a->batches_out, records_in(a), bytes, dt,
             first_batch_s < 0 ? 0.0 : first_batch_s, dt > 0 ? (double)a->records_out / dt : 0.0,
             dt > 0 && bytes >= 0 ? (double)bytes / dt / 1e6 : 0.0,
             a->fullness_n ? 100.0 * a->fullness_sum / (double)a->fullness_n : 0.0, a->capacity,
-            o->shuffle ? a->mad : 0);
+            o->shuffle ? a->mad : 0,
+            a->records_out > records_first
+                ? (double)(allocs_last - allocs_first) / (double)(a->records_out - records_first)
+                : 0.0);
   }
 
   /* Teardown (everything is joined). */

@@ -317,6 +317,24 @@ TFQ_API tfq_code tfq_queue_dequeue_up_to(tfq_queue *q, int64_t n, tfq_tuple **ou
                                          tfq_cancel *cancel, int64_t timeout_us,
                                          tfq_status *st) TFQ_WARN_UNUSED;
 
+/* As tfq_queue_dequeue_many() / tfq_queue_dequeue_up_to(), but into `dst`, a tuple with one slot
+ * per component that the caller keeps across calls, so that a steady consumer of batches
+ * allocates (almost) nothing: a slot holding a tensor of shape [n] + the component's shape and
+ * its dtype that only `dst` references (refcount 1, not wrapped) is overwritten in place (a
+ * string tensor keeps its byte storage); any other slot (empty, wrong shape, a short last batch
+ * of up_to, shared) gets a new tensor and its old reference is dropped.  To keep a batch beyond
+ * the next call, take a reference (tfq_tensor_ref) and the next call allocates anew.  Wake
+ * conditions and codes as the calls they mirror, plus INVALID_ARGUMENT "Wrong number of
+ * components in tuple. Expected k, got m".
+ * Ownership: `dst` borrowed; on failure its slots hold tensors of unspecified contents.
+ * Thread-safety: any, concurrently, each thread with its own `dst`.  Since: 0.2 */
+TFQ_API tfq_code tfq_queue_dequeue_many_into(tfq_queue *q, int64_t n, tfq_tuple *dst,
+                                             tfq_cancel *cancel, int64_t timeout_us,
+                                             tfq_status *st) TFQ_WARN_UNUSED;
+TFQ_API tfq_code tfq_queue_dequeue_up_to_into(tfq_queue *q, int64_t n, tfq_tuple *dst,
+                                              tfq_cancel *cancel, int64_t timeout_us,
+                                              tfq_status *st) TFQ_WARN_UNUSED;
+
 /* Closes the queue.
  * cancel_pending_enqueues == 0 (TF's default): the close waits behind every pending enqueue and
  *   enqueue_many, then sets closed; later enqueues fail with CANCELLED "... is closed.".  If the

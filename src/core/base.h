@@ -100,6 +100,13 @@ tfq_code tfq__tensor_put_string(tfq_tensor *t, int64_t i, const char *p, size_t 
  * them (uninitialised) for the caller to fill and point string elements into; NULL when out of
  * memory.  The bytes live as long as the tensor (for bulk builders: one copy per batch). */
 char *tfq__tensor_arena_alloc(tfq_tensor *t, size_t len);
+/* As tfq__tensor_arena_alloc(), but from the room left in the newest chunk when it has enough
+ * (a new chunk of at least twice the newest's size otherwise): for a tensor refilled in place
+ * after tfq__tensor_strings_reset(). */
+char *tfq__tensor_arena_take(tfq_tensor *t, size_t len);
+/* Points every string of a string tensor the caller owns alone at "" and frees its byte storage
+ * but the newest chunk, which is kept, emptied, for the next fill. */
+void tfq__tensor_strings_reset(tfq_tensor *t);
 
 struct tfq_tuple {
   size_t n;

@@ -258,6 +258,38 @@ char *tfq__tensor_arena_alloc(tfq_tensor *t, size_t len) {
   return na->bytes;
 }
 
+char *tfq__tensor_arena_take(tfq_tensor *t, size_t len) {
+  tfq__arena_chunk *a = t->arena;
+  if (a && a->cap - a->used >= len) {
+    char *p = a->bytes + a->used;
+    a->used += len;
+    return p;
+  }
+  size_t cap = len < ARENA_MIN ? ARENA_MIN : len;
+  if (a && a->cap <= (SIZE_MAX - sizeof *a) / 2 && cap < 2 * a->cap) cap = 2 * a->cap;
+  if (cap > SIZE_MAX - sizeof *a) return NULL;
+  tfq__arena_chunk *na = tfq_malloc(sizeof *na + cap);
+  if (!na) return NULL;
+  na->used = len;
+  na->cap = cap;
+  na->next = a;
+  t->arena = na;
+  return na->bytes;
+}
+
+void tfq__tensor_strings_reset(tfq_tensor *t) {
+  tfq__str *s = tfq__strs(t);
+  for (int64_t i = 0; i < t->nelems; i++) s[i] = (tfq__str){"", 0};
+  tfq__arena_chunk *a = t->arena;
+  if (!a) return;
+  for (tfq__arena_chunk *c = a->next, *n; c; c = n) {
+    n = c->next;
+    tfq_free(c);
+  }
+  a->next = NULL;
+  a->used = 0;
+}
+
 tfq_code tfq_tensor_set_string(tfq_tensor *t, int64_t i, const char *bytes, size_t len,
                                tfq_status *st) {
   if (t->dtype != TFQ_STRING)

@@ -961,7 +961,7 @@ static tfq_code str_settle(tfq_queue *q, size_t c, tfq_tensor **t, tfq_tensor **
     str_clear(*t);
     return TFQ_OK;
   }
-  char *p = tfq__tensor_arena_alloc(*t, total);
+  char *p = tfq__tensor_arena_take(*t, total);
   if (!p) return TFQ_RESOURCE_EXHAUSTED;
   for (int64_t i = 0; i < (*t)->nelems; i++) {
     if (!v[i].len) {
@@ -975,14 +975,19 @@ static tfq_code str_settle(tfq_queue *q, size_t c, tfq_tensor **t, tfq_tensor **
   return TFQ_OK;
 }
 
-/* Whether `t` can take a dense element of component `k` in place. */
-static inline int reusable(const tfq_tensor *t, const tfq__comp *k) {
-  if (!t || t->dtype != k->dtype || t->rank != k->rank || t->dealloc ||
+/* Whether `t` can take an element of component `k` in place (a batch of n elements: many). */
+static inline int reusable_as(const tfq_tensor *t, const tfq__comp *k, int many, int64_t n) {
+  if (!t || t->dtype != k->dtype || t->rank != k->rank + many || t->dealloc ||
       atomic_load_explicit(&((tfq_tensor *)t)->refs, memory_order_relaxed) != 1)
     return 0;
+  if (many && t->dims[0] != n) return 0;
   for (int d = 0; d < k->rank; d++)
-    if (t->dims[d] != k->dims[d]) return 0;
+    if (t->dims[d + many] != k->dims[d]) return 0;
   return 1;
+}
+
+static inline int reusable(const tfq_tensor *t, const tfq__comp *k) {
+  return reusable_as(t, k, 0, 1);
 }
 
 static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tuple **out,
@@ -1021,7 +1026,10 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
       if (!q->st[i].str) continue;
     }
     const tfq__comp *k = &q->spec->c[i];
-    if (reuse && q->st[i].dense && reusable(dst->c[i], k)) continue;
+    if (reuse && reusable_as(dst->c[i], k, many, n)) {
+      if (q->st[i].str) tfq__tensor_strings_reset(dst->c[i]);
+      continue;
+    }
     if (reuse) {
       tfq_tensor_free(dst->c[i]);
       dst->c[i] = NULL;
@@ -1047,11 +1055,16 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
     return TFQ_OK;
   }
   if (many && n == 0) { /* TF: empty [0]+shape tensors at once, closed or not */
-    for (size_t i = 0; i < ncomp; i++)
+    for (size_t i = 0; i < ncomp; i++) {
+      if (reuse && !q->st[i].dense && !q->st[i].str) {
+        tfq_tensor_free(dst->c[i]);
+        dst->c[i] = NULL;
+      }
       if (!dst->c[i] && (c = tfq__queue_assemble_boxed(q, i, NULL, 0, 1, &dst->c[i], st))) {
         if (!reuse) tfq_tuple_free(dst);
         return c;
       }
+    }
     *out = dst;
     tfq_status_clear(st);
     return TFQ_OK;
@@ -1137,6 +1150,20 @@ tfq_code tfq_queue_dequeue_many(tfq_queue *q, int64_t n, tfq_tuple **out, tfq_ca
 tfq_code tfq_queue_dequeue_up_to(tfq_queue *q, int64_t n, tfq_tuple **out, tfq_cancel *cancel,
                                  int64_t timeout_us, tfq_status *st) {
   return do_dequeue(q, n, 1, 1, out, cancel, timeout_us, NULL, st);
+}
+
+tfq_code tfq_queue_dequeue_many_into(tfq_queue *q, int64_t n, tfq_tuple *dst, tfq_cancel *cancel,
+                                     int64_t timeout_us, tfq_status *st) {
+  tfq_tuple *out;
+  if (!dst) return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "dst is NULL");
+  return do_dequeue(q, n, 1, 0, &out, cancel, timeout_us, dst, st);
+}
+
+tfq_code tfq_queue_dequeue_up_to_into(tfq_queue *q, int64_t n, tfq_tuple *dst, tfq_cancel *cancel,
+                                      int64_t timeout_us, tfq_status *st) {
+  tfq_tuple *out;
+  if (!dst) return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "dst is NULL");
+  return do_dequeue(q, n, 1, 1, &out, cancel, timeout_us, dst, st);
 }
 
 /* ---- close ---- */

@@ -205,3 +205,54 @@ Test(string_rows, dequeue_into_replaces_string_components_each_time) {
   tfq_queue_free(q);
   tfq_spec_free(s);
 }
+
+Test(string_rows, dequeue_many_into_refills_the_same_tensors_in_place) {
+  tfq_spec *s = str_spec();
+  tfq_queue *q = fifo(s, 100);
+  tfq_tuple *b = str_batch(10, 0, 0), *dst;
+  OK(tfq_queue_enqueue_many(q, b, NULL, NOTIMEOUT, NULL));
+  tfq_tuple_free(b);
+  OK(tfq_tuple_new(2, &dst, NULL));
+  OK(tfq_queue_dequeue_many_into(q, 4, dst, NULL, NOTIMEOUT, NULL));
+  tfq_tensor *s0 = tfq_tuple_get(dst, 0), *i0 = tfq_tuple_get(dst, 1);
+  for (int r = 0; r < 4; r++) expect_row(dst, r, r, 0);
+  OK(tfq_queue_dequeue_many_into(q, 4, dst, NULL, NOTIMEOUT, NULL));
+  cr_assert_eq(tfq_tuple_get(dst, 0), s0, "string batch refilled in place");
+  cr_assert_eq(tfq_tuple_get(dst, 1), i0, "int batch refilled in place");
+  for (int r = 0; r < 4; r++) expect_row(dst, r, 4 + r, 0);
+  cr_assert_eq(((const int32_t *)tfq_tensor_cdata(i0))[3], 7);
+  tfq_tensor *kept = tfq_tensor_ref(tfq_tuple_get(dst, 0)); /* shared: the next call allocates */
+  OK(tfq_queue_close(q, 0, NULL, NOTIMEOUT, NULL));
+  OK(tfq_queue_dequeue_up_to_into(q, 4, dst, NULL, NOTIMEOUT, NULL));
+  cr_assert_neq(tfq_tuple_get(dst, 0), kept);
+  cr_assert_eq(tfq_tensor_dim(tfq_tuple_get(dst, 0), 0), 2);
+  expect_row(dst, 0, 8, 0);
+  expect_row(dst, 1, 9, 0);
+  size_t l;
+  const char *k0 = tfq_tensor_string(kept, 0, &l);
+  cr_assert(l == 3 && memcmp(k0, "r4a", 3) == 0, "the kept batch is untouched");
+  tfq_tensor_free(kept);
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_queue_dequeue_up_to_into(q, 4, dst, NULL, NOTIMEOUT, st), TFQ_OUT_OF_RANGE);
+  cr_assert_eq(tfq_queue_dequeue_many_into(q, 4, NULL, NULL, NOTIMEOUT, st), TFQ_INVALID_ARGUMENT);
+  tfq_status_free(st);
+  tfq_tuple_free(dst);
+  tfq_queue_free(q);
+  tfq_spec_free(s);
+}
+
+Test(string_rows, dequeue_many_into_of_zero_rows_gives_empty_batches) {
+  int64_t unk[1] = {-1};
+  tfq_spec *s = spec2(TFQ_STRING, 1, unk, TFQ_INT32, 0, NULL);
+  tfq_queue *q = make(TFQ_QUEUE_PADDING_FIFO, s, 10, 0, 0, 0, 0);
+  tfq_tuple *dst;
+  OK(tfq_tuple_new(2, &dst, NULL));
+  int64_t d3[1] = {3};
+  tfq_tuple_set_take(dst, 0, tensor(TFQ_STRING, 1, d3)); /* stale contents go */
+  OK(tfq_queue_dequeue_many_into(q, 0, dst, NULL, NOTIMEOUT, NULL));
+  cr_assert_eq(tfq_tensor_num_elements(tfq_tuple_get(dst, 0)), 0);
+  cr_assert_eq(tfq_tensor_dim(tfq_tuple_get(dst, 1), 0), 0);
+  tfq_tuple_free(dst);
+  tfq_queue_free(q);
+  tfq_spec_free(s);
+}

@@ -1,0 +1,202 @@
+"""Issue #18 on the mixed set (bench/gen_data.c, DM.csv: 6 float32 of 6-9 significant digits, an
+int64, an int32, a categorical word and a free-text id): the pipeline against its own decoder, and
+the library's decode against DuckDB, pyarrow and pandas, from interleaved runs.
+
+    bench_mixed.py --build BUILD [--python PY] [--data DIR] [--runs R] [--parts N]
+
+Each round runs, one after the other, every configuration once (R rounds, default 5):
+  lines        bench_lines DM.csv: tfq_decode_csv_lines on the file's lines in batches of 1,024,
+               one thread (the lines split beforehand, untimed) -- the decoder's rate;
+  buffer       bench_lines --buffer: read the file + tfq_decode_csv_buffer, one thread;
+  no-shuffle   tfq-cat -o none -n 0 --no-shuffle -j 1 -b 128 DM.csv (1 reader thread);
+  shuffle      tfq-cat -o none -n 0 -j 1 -b 128 DM.csv (RandomShuffleQueue, 1 reader);
+  parts-1/-2   tfq-cat -o none -n 0 -j 1 / -j 2 -b 128 on DM cut into N part files (default 8):
+               the reader-thread scaling (one file feeds one reader at a time, as in TF);
+  duckdb, pyarrow, pandas  (bench/peers_mixed.py under `taskset -c 0`: one CPU, one thread).
+Wall seconds are the process's (exec to exit); CPU seconds its user + system time.  Each ratio is
+computed per round (both sides from the same round) and printed as the median of the R rounds
+with their range; a row's rate is the median of its R runs.  Every tfq-cat run must report all
+rows and every peer bench_lines' checksum, or the script exits 1.
+
+Prints ROW {json} lines (bench "mixed") and TARGET lines; bench/report.py collects them."""
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+TYPES = "ffffffliss"
+SPEC = "6*float32:0,int64:0,int32:0,string:,string:"
+
+
+def child_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(cmd):
+    c0, w0 = child_cpu(), time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    wall, cpu = time.perf_counter() - w0, child_cpu() - c0
+    if p.returncode != 0:
+        sys.exit("bench_mixed: %s failed (%d): %s" % (" ".join(cmd), p.returncode, p.stderr))
+    return wall, cpu, p.stdout, p.stderr
+
+
+def row_of(text):
+    for line in text.splitlines():
+        if line.startswith("ROW "):
+            return json.loads(line[4:])
+    sys.exit("bench_mixed: no ROW in %r" % text[:200])
+
+
+def split_parts(path, n, out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    parts = [os.path.join(out_dir, "part-%02d.csv" % i) for i in range(n)]
+    if all(os.path.exists(p) for p in parts) and \
+            sum(os.path.getsize(p) for p in parts) == os.path.getsize(path):
+        return parts
+    with open(path, "rb") as f:
+        lines = f.readlines()
+    for i, p in enumerate(parts):
+        with open(p, "wb") as g:
+            g.writelines(lines[len(lines) * i // n:len(lines) * (i + 1) // n])
+    return parts
+
+
+def med(xs):
+    return statistics.median(xs)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--python", default=None)
+    ap.add_argument("--data", default="/tmp/tfq-bench-mixed")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--parts", type=int, default=8)
+    a = ap.parse_args()
+    path = os.path.join(a.data, "DM.csv")
+    if not os.path.exists(path):
+        subprocess.run([os.path.join(a.build, "bench", "gen_data"), a.data], check=True,
+                       stdout=subprocess.DEVNULL)
+    size = os.path.getsize(path)
+    parts = split_parts(path, a.parts, os.path.join(a.data, "DM-parts"))
+    lines = os.path.join(a.build, "bench", "bench_lines")
+    cat = os.path.join(a.build, "tools", "tfq-cat")
+    peers = []
+    if a.python and os.path.exists(a.python):
+        peers = ["duckdb", "pyarrow", "pandas"]
+    taskset = ["taskset", "-c", "0"] if subprocess.run(["sh", "-c", "command -v taskset"],
+                                                       capture_output=True).returncode == 0 else []
+
+    def cat_cmd(extra, files):
+        return [cat, "-o", "none", "-n", "0", "-b", "128", "-q", "--stats", "-d", SPEC] + \
+            extra + files
+
+    configs = [("lines", [lines, path, TYPES]), ("buffer", [lines, path, TYPES, "--buffer"]),
+               ("no-shuffle", cat_cmd(["--no-shuffle", "-j", "1"], [path])),
+               ("shuffle", cat_cmd(["-j", "1"], [path])),
+               ("parts-1", cat_cmd(["-j", "1"], parts)),
+               ("parts-2", cat_cmd(["-j", "2"], parts))]
+    for p in peers:
+        configs.append((p, taskset + [a.python, os.path.join(os.path.dirname(__file__),
+                                                             "peers_mixed.py"), p, path, TYPES]))
+    res = {name: [] for name, _ in configs}
+    ref_check, failed = None, []
+    for r in range(a.runs):
+        for name, cmd in configs:
+            wall, cpu, out, err = timed(cmd)
+            x = {"wall_s": wall, "cpu_s": cpu}
+            if name in ("lines", "buffer") or name in peers:
+                row = row_of(out)
+                x["inner_wall_s"] = row["wall_s"]
+                if name != "lines":
+                    if ref_check is None:
+                        ref_check = row["check"]
+                    elif abs(row["check"] - ref_check) > 1e-9 * abs(ref_check):
+                        failed.append("%s checksum %r != %r" % (name, row["check"], ref_check))
+            else:
+                stats = [ln for ln in err.splitlines() if "stats: records" in ln]
+                recs = int(stats[0].split("records ")[1].split(",")[0]) if stats else -1
+                if recs <= 0:
+                    failed.append("%s: no stats line" % name)
+                x["records"] = recs
+                x["allocs_per_record"] = float(stats[0].split("), ")[-1].split(" ")[0]) \
+                    if stats else None
+            res[name].append(x)
+    rows_expected = res["no-shuffle"][0]["records"]
+    for name in ("no-shuffle", "shuffle", "parts-1", "parts-2"):
+        for x in res[name]:
+            if x["records"] != rows_expected:
+                failed.append("%s delivered %d records, not %d" % (name, x["records"],
+                                                                   rows_expected))
+
+    # Rates.  lines/buffer/peers: the program's own timed region (the decode, or read + decode);
+    # tfq-cat: the whole process.
+    def rate(name, i, cpu=False):
+        x = res[name][i]
+        if cpu:
+            return size / x["cpu_s"] / 1e6 if name in ("no-shuffle", "shuffle", "parts-1",
+                                                       "parts-2") else size / x["inner_wall_s"] / 1e6
+        return size / x.get("inner_wall_s", x["wall_s"]) / 1e6
+
+    out_rows = []
+    for name, _ in configs:
+        rs = [rate(name, i) for i in range(a.runs)]
+        cs = [rate(name, i, True) for i in range(a.runs)]
+        row = {"bench": "mixed", "impl": name, "dataset": "DM", "bytes": size, "runs": a.runs,
+               "mb_per_s": med(rs), "mb_per_s_min": min(rs), "mb_per_s_max": max(rs),
+               "mb_per_s_cpu": med(cs)}
+        if name in ("no-shuffle", "shuffle", "parts-1", "parts-2"):
+            row["allocs_per_record"] = med([x["allocs_per_record"] for x in res[name]])
+            row["records"] = rows_expected
+        out_rows.append(row)
+        print("ROW " + json.dumps(row))
+
+    def ratio(num, den, cpu=False):
+        rs = [rate(num, i, cpu) / rate(den, i, cpu) for i in range(a.runs)]
+        return med(rs), min(rs), max(rs)
+
+    def target(what, num, den, bound, cpu_too=True):
+        m, lo, hi = ratio(num, den)
+        note = ""
+        if cpu_too:
+            cm, clo, chi = ratio(num, den, True)
+            note = " (CPU-time %.2fx, %.2f-%.2f)" % (cm, clo, chi)
+        print("TARGET #18 %s >= %.1fx: %.2fx (median of %d rounds, range %.2f-%.2f)%s %s" %
+              (what, bound, m, a.runs, lo, hi, note, "met" if m >= bound else "missed"))
+        print("ROW " + json.dumps({"bench": "mixed-target", "what": what, "value": m, "min": lo,
+                                   "max": hi, "bound": bound}))
+
+    print("DM: %.1f MB, %d rows; medians of %d interleaved rounds (MB/s, wall):" %
+          (size / 1e6, rows_expected, a.runs))
+    for row in out_rows:
+        extra = " allocs/record %.4f" % row["allocs_per_record"] if "allocs_per_record" in row \
+            else ""
+        print("  %-11s %7.1f MB/s (range %.1f-%.1f; CPU-time rate %.1f)%s" %
+              (row["impl"], row["mb_per_s"], row["mb_per_s_min"], row["mb_per_s_max"],
+               row["mb_per_s_cpu"], extra))
+    target("DM tfq-cat shuffled b128 1 reader / tfq_decode_csv_lines 1 thread", "shuffle", "lines",
+           0.8)
+    target("DM tfq-cat no-shuffle b128 1 reader / tfq_decode_csv_lines 1 thread", "no-shuffle",
+           "lines", 0.9)
+    target("DM tfq-cat 2 readers / 1 reader (%d part files, 2 cores)" % a.parts, "parts-2",
+           "parts-1", 1.6)
+    if peers:
+        best = max(peers, key=lambda p: med([rate(p, i) for i in range(a.runs)]))
+        target("DM library decode (read + tfq_decode_csv_buffer) / best peer (%s, 1 CPU)" % best,
+               "buffer", best, 2.0, cpu_too=False)
+    ap_ = med([x["allocs_per_record"] for x in res["shuffle"]])
+    print("TARGET #18 DM shuffled pipeline allocations per record (tfq-cat --stats) <= 0.05: "
+          "%.4f %s" % (ap_, "met" if ap_ <= 0.05 else "missed"))
+    if failed:
+        print("CHECK FAILED: " + "; ".join(failed))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
