@@ -23,11 +23,16 @@
 #include "cat_infer.h"
 #include "cat_stdin.h"
 
-/* Records a reader op reads at a time (read_up_to), but about READ_VALUES values at most for
- * tfq-cat's wide rows (more than 1024 columns): a read batch of rows that wide would take tens of
- * MB at each step (the lines, the decoded columns, the stacked component), each block fresh
- * pages from the kernel, where a batch of a few MB is reused from one read to the next. */
-#define READ_CHUNK 256
+/* Records a reader op reads at a time (read_up_to): the room the queue keeps for its producers
+ * (capacity - min_after_dequeue, 3 batches by default) within [READ_CHUNK_MIN, READ_CHUNK_MAX],
+ * so that an enqueue_many rarely waits for room half-way (each wait costs a sleep and a wake-up
+ * on both sides) while the op's fixed costs per read (a handful of tensors) stay small per
+ * record; but about READ_VALUES values at most for tfq-cat's wide rows: a read batch of rows
+ * that wide would take tens of MB at each step (the lines, the decoded columns, the stacked
+ * component), each block fresh pages from the kernel, where a batch of a few MB is reused from
+ * one read to the next. */
+#define READ_CHUNK_MIN 256
+#define READ_CHUNK_MAX 1024
 #define READ_VALUES (1 << 20)
 
 static atomic_int g_signal;
@@ -150,9 +155,11 @@ static tfq_code worker_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
 
 /* tfq-cat's record queue (a->stack_cols): each run of adjacent columns of one dtype is one
  * component, [k] per record for a run of k >= 2 columns (tf.stack of the columns), a scalar for
- * a lone column.  A wide file's record is then a few tensors instead of one per value: the
+ * a lone column (and for each column of a run of fewer than STACK_STRINGS_MIN strings).  A wide
+ * file's record is then a few tensors instead of one per value: the
  * queue's enqueue_many, its shuffle and the batch dequeues cost per component, not per column.
  * Sets a->spec's field components, a->ncomp, a->col_comp, a->col_idx and a->comp_width. */
+#define STACK_STRINGS_MIN 16
 static void plan_components(app *a, tfq_status *st) {
   a->col_comp = xcalloc(a->nfields, sizeof *a->col_comp);
   a->col_idx = xcalloc(a->nfields, sizeof *a->col_idx);
@@ -162,6 +169,9 @@ static void plan_components(app *a, tfq_status *st) {
     tfq_dtype dt = a->fields[c].dtype;
     for (end = c + 1; end < a->nfields && a->fields[end].dtype == dt; end++)
       ;
+    /* A short run of strings stays one component a column: the decoded column then goes into
+     * the queue as it is (shared, not copied), where stacking would copy every string. */
+    if (dt == TFQ_STRING && end - c < STACK_STRINGS_MIN) end = c + 1;
     int64_t k = (int64_t)(end - c);
     for (size_t j = c; j < end; j++) {
       a->col_comp[j] = a->ncomp;
@@ -189,8 +199,10 @@ static void start_workers(app *a, tfq_status *st) {
   tfq_compression comp =
       o->compression == COMP_AUTO ? TFQ_COMPRESSION_AUTO : (tfq_compression)o->compression;
   /* read_up_to blocks until it has n records: a pipe is read a batch at a time */
-  int64_t chunk = READ_CHUNK;
-  if (a->stack_cols && !a->ex && a->nfields > READ_VALUES / READ_CHUNK) {
+  int64_t chunk = a->capacity - (o->shuffle ? a->mad : 0);
+  if (chunk < READ_CHUNK_MIN) chunk = READ_CHUNK_MIN;
+  if (chunk > READ_CHUNK_MAX) chunk = READ_CHUNK_MAX;
+  if (a->stack_cols && !a->ex && (int64_t)a->nfields > READ_VALUES / chunk) {
     chunk = READ_VALUES / (int64_t)a->nfields; /* wide rows: about READ_VALUES values a read */
     if (chunk < 1) chunk = 1;
   }

@@ -3,12 +3,14 @@
 #include <string.h>
 #include <tfq/ops.h>
 
+#include "../readers/readers_shared.h"
 #include "coord_internal.h"
 
 typedef struct mapping {
   size_t *cols;
   size_t n;
   int stack;
+  _Atomic(tfq_tensor *) spare; /* a numeric stacked component the queue copied: refilled */
 } mapping;
 
 struct tfq_read_decode_op {
@@ -21,6 +23,7 @@ struct tfq_read_decode_op {
   mapping *map;
   size_t nmap, cap;
   _Atomic int64_t records;
+  _Atomic(tfq_tensor *) lines; /* lines_step's string tensor, kept for the next step */
 };
 
 tfq_code tfq_read_decode_op_new(tfq_reader *reader, tfq_queue *work, const tfq_csv_options *csv,
@@ -38,6 +41,7 @@ tfq_code tfq_read_decode_op_new(tfq_reader *reader, tfq_queue *work, const tfq_c
   op->csv = csv;
   op->batch = batch;
   atomic_init(&op->records, 0);
+  atomic_init(&op->lines, NULL);
   *out = op;
   tfq_status_clear(st);
   return TFQ_OK;
@@ -45,8 +49,12 @@ tfq_code tfq_read_decode_op_new(tfq_reader *reader, tfq_queue *work, const tfq_c
 
 void tfq_read_decode_op_free(tfq_read_decode_op *op) {
   if (!op) return;
-  for (size_t i = 0; i < op->nmap; i++) tfq_free(op->map[i].cols);
+  for (size_t i = 0; i < op->nmap; i++) {
+    tfq_free(op->map[i].cols);
+    tfq_tensor_free(atomic_load(&op->map[i].spare));
+  }
   tfq_free(op->map);
+  tfq_tensor_free(atomic_load(&op->lines));
   tfq_queue_free(op->work);
   tfq_queue_free(op->target);
   tfq_free(op);
@@ -124,13 +132,17 @@ tfq_code tfq_read_decode_op_add_component(tfq_read_decode_op *op, const size_t *
   size_t *c = tfq_malloc(n * sizeof *c);
   if (!c) return TFQ__OOM(st);
   memcpy(c, cols, n * sizeof *c);
-  op->map[op->nmap++] = (mapping){c, n, stack != 0};
+  mapping *nm = &op->map[op->nmap++];
+  nm->cols = c;
+  nm->n = n;
+  nm->stack = stack != 0;
+  atomic_init(&nm->spare, NULL);
   tfq_status_clear(st);
   return TFQ_OK;
 }
 
 /* tf.stack of [B] columns into one [B, n] tensor. */
-static tfq_code stack_columns(tfq_tuple *cols, const mapping *m, tfq_tensor **out, tfq_status *st) {
+static tfq_code stack_columns(tfq_tuple *cols, mapping *m, tfq_tensor **out, tfq_status *st) {
   const tfq_tensor *first = cols->c[m->cols[0]];
   int64_t b = first->nelems;
   for (size_t k = 1; k < m->n; k++)
@@ -139,19 +151,35 @@ static tfq_code stack_columns(tfq_tuple *cols, const mapping *m, tfq_tensor **ou
                             tfq_dtype_name(first->dtype),
                             tfq_dtype_name(cols->c[m->cols[k]]->dtype));
   int64_t dims[2] = {b, (int64_t)m->n};
-  tfq_code c = tfq__tensor_alloc(first->dtype, dims, 2, 0, out, st);
+  tfq_tensor *spare = first->dtype == TFQ_STRING ? NULL : atomic_exchange(&m->spare, NULL);
+  tfq_code c = TFQ_OK;
+  if (spare && spare->dtype == first->dtype && spare->dims[0] == b) {
+    *out = spare; /* a step's stacked numbers, copied into the queue, refilled */
+  } else {
+    tfq_tensor_free(spare);
+    c = tfq__tensor_alloc(first->dtype, dims, 2, 0, out, st);
+  }
   if (c) return c;
   size_t esz = tfq_dtype_size(first->dtype);
-  if (first->dtype == TFQ_STRING) {
+  if (first->dtype == TFQ_STRING) { /* the bytes of all the columns in one block */
+    size_t total = 0;
+    for (size_t k = 0; k < m->n; k++)
+      for (int64_t r = 0; r < b; r++) total += tfq__strs(cols->c[m->cols[k]])[r].len;
+    char *p = total ? tfq__tensor_arena_alloc(*out, total) : NULL;
+    if (total && !p) {
+      tfq_tensor_free(*out);
+      *out = NULL;
+      return TFQ__OOM(st);
+    }
+    tfq__str *dst = tfq__strs(*out);
     for (size_t k = 0; k < m->n; k++) {
-      const tfq_tensor *col = cols->c[m->cols[k]];
+      const tfq__str *col = tfq__strs(cols->c[m->cols[k]]);
       for (int64_t r = 0; r < b; r++) {
-        const tfq__str *s = &tfq__strs(col)[r];
-        if (tfq__tensor_put_string(*out, r * (int64_t)m->n + (int64_t)k, s->p, s->len)) {
-          tfq_tensor_free(*out);
-          *out = NULL;
-          return TFQ__OOM(st);
-        }
+        tfq__str *d = &dst[(size_t)r * m->n + k];
+        if (!col[r].len) continue; /* "" from the allocation */
+        memcpy(p, col[r].p, col[r].len);
+        *d = (tfq__str){p, col[r].len};
+        p += col[r].len;
       }
     }
     return TFQ_OK;
@@ -192,7 +220,7 @@ static tfq_code components(tfq_read_decode_op *op, tfq_tuple *cols, tfq_tensor *
   tfq_code c = tfq_tuple_new(k, &comp, st);
   if (c) return c;
   for (size_t i = 0; !c && i < n; i++) {
-    const mapping *m = op->nmap ? &op->map[i] : NULL;
+    mapping *m = op->nmap ? &op->map[i] : NULL;
     if (!m) {
       comp->c[i] = tfq_tensor_ref(cols->c[i]);
       continue;
@@ -217,6 +245,18 @@ static tfq_code components(tfq_read_decode_op *op, tfq_tuple *cols, tfq_tensor *
 }
 
 /* decode_csv of the first `n` records, mapped to the target's components, enqueue_many'd. */
+/* After an enqueue: keeps the numeric stacked components nothing else references (the queue
+ * copied their rows) for the next step's stack_columns, and frees `comp`. */
+static void recycle(tfq_read_decode_op *op, tfq_tuple *comp) {
+  for (size_t i = 0; comp && i < op->nmap; i++) {
+    tfq_tensor *t = comp->c[i];
+    if (!op->map[i].stack || !t || t->dtype == TFQ_STRING || tfq_tensor_refcount(t) != 1) continue;
+    comp->c[i] = NULL;
+    tfq_tensor_free(atomic_exchange(&op->map[i].spare, t));
+  }
+  tfq_tuple_free(comp);
+}
+
 static tfq_code deliver(tfq_read_decode_op *op, tfq_tensor *keys, tfq_tensor *values, int64_t n,
                         tfq_cancel *cancel, tfq_status *st) {
   tfq_tuple *cols = NULL, *comp = NULL;
@@ -231,7 +271,7 @@ static tfq_code deliver(tfq_read_decode_op *op, tfq_tensor *keys, tfq_tensor *va
   if (!c) c = tfq_queue_enqueue_many(op->target, comp, cancel, TFQ_NO_TIMEOUT, st);
   if (!c) atomic_fetch_add(&op->records, n);
   tfq_tuple_free(cols);
-  tfq_tuple_free(comp);
+  recycle(op, comp);
   return c;
 }
 
@@ -256,14 +296,110 @@ static void locate_record(tfq_read_decode_op *op, const tfq_tensor *keys, const 
   tfq__status_set_record(st, r);
 }
 
+/* After deliver() of a batch failed with `c`: a decode error in record r keeps the r good
+ * records before it (TF drops the whole batch): they are delivered, then the error is reported
+ * with its location.  Returns the step's code. */
+static tfq_code salvage(tfq_read_decode_op *op, tfq_tensor *keys, tfq_tensor *values, int64_t n,
+                        tfq_code c, tfq_cancel *cancel, tfq_status *st) {
+  tfq_status scratch; /* the location is needed to keep the good records */
+  tfq_status_clear(&scratch);
+  int64_t r = c == TFQ_INVALID_ARGUMENT && op->csv ? tfq_status_record(st) : -1;
+  if (r >= 0 && r < n) {
+    tfq_code c2 = r > 0 ? deliver(op, keys, values, r, cancel, &scratch) : TFQ_OK;
+    if (c2 && c2 != TFQ_CANCELLED) { /* report why the good records were not delivered */
+      c = tfq_status_set(st, c2, "%s", tfq_status_message(&scratch));
+    } else {
+      tfq_status_clear(&scratch);
+      locate_record(op, keys, values, r, &scratch, st);
+    }
+  }
+  return c;
+}
+
+/* The keys TextLineReader gives lines first.. of `work`: "<work>:<line>". */
+static tfq_code line_keys(const char *work, size_t work_len, int64_t first, int64_t n,
+                          tfq_tensor **out, tfq_status *st) {
+  int64_t dim = n;
+  tfq_code c = tfq__tensor_alloc(TFQ_STRING, &dim, 1, 0, out, st);
+  char *key = c ? NULL : tfq_malloc(work_len + 24);
+  if (!c && !key) c = TFQ__OOM(st);
+  for (int64_t i = 0; !c && i < n; i++) {
+    if (work_len) memcpy(key, work, work_len);
+    int k = snprintf(key + work_len, 24, ":%lld", (long long)(first + i));
+    if (tfq__tensor_put_string(*out, i, key, work_len + (size_t)k)) c = TFQ__OOM(st);
+  }
+  tfq_free(key);
+  if (c) {
+    tfq_tensor_free(*out);
+    *out = NULL;
+  }
+  return c;
+}
+
+/* Keeps `vt` (NULL: nothing) for the next lines_step when nothing else references it. */
+static void keep_lines(tfq_read_decode_op *op, tfq_tensor *vt) {
+  if (vt && tfq_tensor_refcount(vt) == 1) vt = atomic_exchange(&op->lines, vt);
+  tfq_tensor_free(vt);
+}
+
+/* The path for text lines (readers_shared.h): the reader's complete buffered lines are decoded
+ * from one block copy, without a string per line or a key per record (keys are made only for an
+ * error's location).  *handled 0: the ordinary read is needed (nothing was read). */
+static tfq_code lines_step(tfq_read_decode_op *op, tfq_cancel *cancel, int *handled,
+                           tfq_status *st) {
+  *handled = 0;
+  if (!op->csv || op->keys || op->shard_count > 1) return TFQ_OK;
+  /* The lines' tensor of the last step (any thread's), refilled in place, or a new one. */
+  tfq_tensor *vt = atomic_exchange(&op->lines, NULL);
+  int64_t m = 0, first = 0, dim = op->batch;
+  const char *work = NULL;
+  size_t work_len = 0;
+  tfq_code c = TFQ_OK;
+  if (vt) {
+    vt->dims[0] = vt->nelems = op->batch;
+    tfq__tensor_strings_reset(vt);
+  } else {
+    c = tfq__tensor_alloc(TFQ_STRING, &dim, 1, 0, &vt, st);
+  }
+  if (!c) c = tfq__reader_take_lines(op->reader, vt, &m, &first, &work, &work_len, st);
+  if (c || m == 0) {
+    keep_lines(op, vt);
+    *handled = c != TFQ_OK;
+    return c;
+  }
+  *handled = 1;
+  vt->dims[0] = vt->nelems = m;
+  tfq_tuple *cols = NULL, *comp = NULL;
+  c = tfq_decode_csv(op->csv, vt, &cols, st);
+  if (!c) c = components(op, cols, NULL, &comp, st);
+  if (!c) c = tfq_queue_enqueue_many(op->target, comp, cancel, TFQ_NO_TIMEOUT, st);
+  if (!c) atomic_fetch_add(&op->records, m);
+  tfq_tuple_free(cols);
+  recycle(op, comp);
+  if (c == TFQ_INVALID_ARGUMENT && tfq_status_record(st) >= 0) {
+    tfq_tensor *keys = NULL;
+    tfq_status ks;
+    tfq_status_clear(&ks);
+    if (line_keys(work, work_len, first, m, &keys, &ks))
+      c = tfq_status_set(st, tfq_status_code(&ks), "%s", tfq_status_message(&ks));
+    else
+      c = salvage(op, keys, vt, m, c, cancel, st);
+    tfq_tensor_free(keys);
+  }
+  keep_lines(op, vt);
+  return c;
+}
+
 tfq_code tfq_read_decode_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
   tfq_read_decode_op *op = ctx;
-  tfq_status local, scratch; /* the location is needed to keep the good records */
+  tfq_status local;
   tfq_status_clear(&local);
-  tfq_status_clear(&scratch);
   if (!st) st = &local;
+  int handled;
+  tfq_code c = lines_step(op, cancel, &handled, st);
+  if (handled) return c;
   tfq_tensor *keys = NULL, *values = NULL;
-  tfq_code c = tfq_reader_read_up_to(op->reader, op->work, op->batch, &keys, &values, cancel, st);
+  c = tfq_reader_read_up_to(op->reader, op->work, op->batch, &keys, &values, cancel, st);
   if (c) {
     /* A reader error names its file and offset (TF's reader messages do not say which file). */
     const char *file = tfq_status_file(st);
@@ -277,18 +413,7 @@ tfq_code tfq_read_decode_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
   }
   int64_t n = op->shard_count > 1 ? keep_shard(op, keys, values) : keys->nelems;
   c = n > 0 ? deliver(op, keys, values, n, cancel, st) : TFQ_OK;
-  int64_t r = c == TFQ_INVALID_ARGUMENT && op->csv ? tfq_status_record(st) : -1;
-  if (r >= 0 && r < n) {
-    /* Keep the r good records before the bad one (TF drops the whole batch): they are
-     * delivered, then the error is reported. */
-    tfq_code c2 = r > 0 ? deliver(op, keys, values, r, cancel, &scratch) : TFQ_OK;
-    if (c2 && c2 != TFQ_CANCELLED) { /* report why the good records were not delivered */
-      c = tfq_status_set(st, c2, "%s", tfq_status_message(&scratch));
-    } else {
-      tfq_status_clear(&scratch);
-      locate_record(op, keys, values, r, &scratch, st);
-    }
-  }
+  if (c) c = salvage(op, keys, values, n, c, cancel, st);
   tfq_tensor_free(keys);
   tfq_tensor_free(values);
   return c;

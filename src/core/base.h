@@ -104,6 +104,10 @@ char *tfq__tensor_arena_alloc(tfq_tensor *t, size_t len);
  * (a new chunk of at least twice the newest's size otherwise): for a tensor refilled in place
  * after tfq__tensor_strings_reset(). */
 char *tfq__tensor_arena_take(tfq_tensor *t, size_t len);
+/* Gives a string tensor without byte storage yet an empty first chunk of `cap` bytes, which
+ * tfq__tensor_put_string then fills (a builder that can estimate its bytes saves the chunks of
+ * geometric growth).  0, or -1 out of memory (the tensor unchanged). */
+int tfq__tensor_arena_reserve(tfq_tensor *t, size_t cap);
 /* Points every string of a string tensor the caller owns alone at "" and frees its byte storage
  * but the newest chunk, which is kept, emptied, for the next fill. */
 void tfq__tensor_strings_reset(tfq_tensor *t);

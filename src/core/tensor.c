@@ -277,6 +277,18 @@ char *tfq__tensor_arena_take(tfq_tensor *t, size_t len) {
   return na->bytes;
 }
 
+int tfq__tensor_arena_reserve(tfq_tensor *t, size_t cap) {
+  if (t->arena || cap == 0) return 0;
+  if (cap > SIZE_MAX - sizeof(tfq__arena_chunk)) return -1;
+  tfq__arena_chunk *na = tfq_malloc(sizeof *na + cap);
+  if (!na) return -1;
+  na->used = 0;
+  na->cap = cap;
+  na->next = NULL;
+  t->arena = na;
+  return 0;
+}
+
 void tfq__tensor_strings_reset(tfq_tensor *t) {
   tfq__str *s = tfq__strs(t);
   for (int64_t i = 0; i < t->nelems; i++) s[i] = (tfq__str){"", 0};

@@ -219,6 +219,22 @@ static int fused_row(fused_ctx *c, const char *rec, size_t len, const char *lim,
   return 1;
 }
 
+#define SMALL_COLS 32
+
+/* The bytes of the n records of `src`, or `cap` when that is less. */
+static size_t rec_bytes(rec_src *src, size_t n, size_t cap) {
+  if (src->kind == 2) /* buffer lines: the cursor is at the start, and next_rec would move it */
+    return (size_t)(src->end - src->cur) < cap ? (size_t)(src->end - src->cur) : cap;
+  size_t total = 0;
+  for (size_t i = 0; i < n && total < cap; i++) {
+    const char *rec;
+    size_t len;
+    next_rec(src, i, &rec, &len);
+    total += len;
+  }
+  return total < cap ? total : cap;
+}
+
 static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const int64_t *dims,
                        int rank, tfq__csv_path path, tfq_tuple **out, tfq_status *st) {
   *out = NULL;
@@ -244,19 +260,33 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
   size_t *scols = NULL;
   size_t at = SIZE_MAX; /* the record being decoded: an error's location */
 
+  /* per-column scratch: on the stack for up to SMALL_COLS columns (no allocation per call) */
+  tfq__span spans_s[SMALL_COLS];
+  void *data_s[SMALL_COLS];
+  size_t scols_s[SMALL_COLS];
+  const int small = ncol <= SMALL_COLS;
   if ((rc = tfq_tuple_new(ncol, &tup, st))) return rc;
-  spans = tfq_malloc(ncol * sizeof *spans);
-  data = tfq_malloc(ncol * sizeof *data);
-  scols = tfq_malloc(ncol * sizeof *scols);
+  spans = small ? spans_s : tfq_malloc(ncol * sizeof *spans);
+  data = small ? data_s : tfq_malloc(ncol * sizeof *data);
+  scols = small ? scols_s : tfq_malloc(ncol * sizeof *scols);
   if (!spans || !data || !scols) {
     rc = TFQ__OOM(st);
     goto fail;
   }
+  /* A string column's bytes: reserved at once, at most 16 a record and no more than all the
+   * records' bytes, so that the usual short fields need one block instead of a growing chain. */
+  size_t reserve = 0;
+  for (size_t f = 0; f < ncol && !reserve; f++)
+    if (o->defs[f].dtype == TFQ_STRING) reserve = rec_bytes(src, n, (size_t)16 * n);
   for (size_t f = 0; f < ncol; f++) {
     tfq_tensor *t;
     if ((rc = tfq__tensor_alloc(o->defs[f].dtype, dims, rank, 0, &t, st))) goto fail;
     tfq_tuple_set_take(tup, f, t);
     data[f] = t->data;
+    if (o->defs[f].dtype == TFQ_STRING && tfq__tensor_arena_reserve(t, reserve)) {
+      rc = TFQ__OOM(st);
+      goto fail;
+    }
   }
 
   const char *na = o->na;
@@ -362,9 +392,11 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
   }
   tfq__lcsv_free(lc);
   tfq_free(sc.p);
-  tfq_free(spans);
-  tfq_free(data);
-  tfq_free(scols);
+  if (!small) {
+    tfq_free(spans);
+    tfq_free(data);
+    tfq_free(scols);
+  }
   *out = tup;
   tfq_status_clear(st);
   return TFQ_OK;
@@ -372,9 +404,11 @@ fail:
   if (rc == TFQ_INVALID_ARGUMENT && at != SIZE_MAX) tfq__status_set_record(st, (int64_t)at);
   tfq__lcsv_free(lc);
   tfq_free(sc.p);
-  tfq_free(spans);
-  tfq_free(data);
-  tfq_free(scols);
+  if (!small) {
+    tfq_free(spans);
+    tfq_free(data);
+    tfq_free(scols);
+  }
   tfq_tuple_free(tup);
   return rc;
 }

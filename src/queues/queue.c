@@ -935,6 +935,8 @@ tfq_code tfq_queue_enqueue_many(tfq_queue *q, const tfq_tuple *batch, tfq_cancel
 
 /* ---- dequeue ---- */
 
+#define BOXED_SMALL 1024 /* owner slots of a dequeue kept on the stack (8 KiB) */
+
 /* Points every string of `t` at "". */
 static void str_clear(tfq_tensor *t) {
   tfq__str *v = tfq__strs(t);
@@ -1077,7 +1079,11 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
   a.stride = n;
   a.dst = dst;
   size_t nb = 0;
-  if (any_boxed) {
+  tfq_tensor *boxed_small[BOXED_SMALL]; /* a batch's owners without an allocation */
+  if (any_boxed && tfq__mul_ok(ncomp, (size_t)n, &nb) && nb <= BOXED_SMALL) {
+    memset(boxed_small, 0, nb * sizeof *boxed_small);
+    a.boxed_dst = boxed_small;
+  } else if (any_boxed) {
     if (!tfq__mul_ok(ncomp, (size_t)n, &nb) ||
         !(a.boxed_dst = tfq__calloc(nb, sizeof(tfq_tensor *)))) {
       if (!reuse) tfq_tuple_free(dst);
@@ -1114,7 +1120,10 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
   if (c) /* no view may outlive the owners freed below */
     for (size_t i = 0; i < ncomp; i++)
       if (q->st[i].str && dst->c[i]) str_clear(dst->c[i]);
-  if (a.boxed_dst) tfq__free_boxed(a.boxed_dst, nb);
+  if (a.boxed_dst == boxed_small)
+    for (size_t i = 0; i < nb; i++) tfq_tensor_free(boxed_small[i]);
+  else if (a.boxed_dst)
+    tfq__free_boxed(a.boxed_dst, nb);
   if (c) {
     if (!reuse) tfq_tuple_free(dst);
     return c;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "readers_internal.h"
+#include "readers_shared.h"
 
 tfq_compression tfq_compression_from_string(const char *s) {
   if (s && strcmp(s, "ZLIB") == 0) return TFQ_COMPRESSION_ZLIB;
@@ -343,6 +344,26 @@ tfq_code tfq_reader_read(tfq_reader *r, tfq_queue *work, tfq_tensor **key, tfq_t
 tfq_code tfq_reader_read_up_to(tfq_reader *r, tfq_queue *work, int64_t n, tfq_tensor **keys,
                                tfq_tensor **values, tfq_cancel *cancel, tfq_status *st) {
   return read_common(r, work, n, 0, keys, values, cancel, st);
+}
+
+tfq_code tfq__reader_take_lines(tfq_reader *r, tfq_tensor *vt, int64_t *m, int64_t *first,
+                                const char **work, size_t *work_len, tfq_status *st) {
+  *m = 0;
+  tfq__lock(&r->mu);
+  if (r->ops == &tfq__textline_ops && !r->pend_code && r->work_finished < r->work_started &&
+      r->in) {
+    int64_t k = tfq__textline_take(r, vt, vt->nelems, first, work);
+    if (k < 0) {
+      tfq__unlock(&r->mu);
+      return TFQ__OOM(st);
+    }
+    *m = k;
+    *work_len = r->work_len;
+    r->records += k;
+  }
+  tfq__unlock(&r->mu);
+  tfq_status_clear(st);
+  return TFQ_OK;
 }
 
 int64_t tfq_reader_num_records_produced(tfq_reader *r) {

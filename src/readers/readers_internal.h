@@ -115,6 +115,10 @@ struct tfq_reader {
   size_t key_cap, key_stride;
 };
 
+/* textline.c: the take of tfq__reader_take_lines (readers_shared.h), r->mu held. */
+int64_t tfq__textline_take(tfq_reader *r, tfq_tensor *vt, int64_t n, int64_t *first,
+                           const char **work);
+
 extern const tfq__reader_ops tfq__textline_ops, tfq__fixedlen_ops, tfq__tfrecord_ops,
     tfq__wholefile_ops, tfq__identity_ops;
 

@@ -209,6 +209,31 @@ static tfq_code commit_lines(tfq_reader *r, tfq__sink *out, const char *buf, siz
   return TFQ_OK;
 }
 
+/* The read-decode op's take (readers_shared.h), r->mu held and a work unit current: up to n
+ * complete lines from the buffer into `vt`, bytes copied in one block.  Returns the number of
+ * lines (0: none could be had without a refill), or -1 out of memory (nothing taken). */
+int64_t tfq__textline_take(tfq_reader *r, tfq_tensor *vt, int64_t n, int64_t *first,
+                           const char **work) {
+  if (r->scanned) return 0;
+  size_t avail, span;
+  int tail;
+  const char *buf = tfq__instream_peek(r->in, &avail);
+  tfq__str *vs = tfq__strs(vt);
+  int64_t m = scan_lines(r, buf, avail, vs, n, &span, &tail);
+  if (m == 0) return 0;
+  char *blk = tfq__tensor_arena_take(vt, span + r->work_len);
+  if (!blk) return -1;
+  memcpy(blk, buf, span);
+  if (r->work_len) memcpy(blk + span, r->work, r->work_len);
+  for (int64_t i = 0; i < m; i++) vs[i].p = blk + (vs[i].p - buf);
+  *work = blk + span;
+  *first = r->index + 1;
+  r->index += m;
+  tfq__instream_consume(r->in, span);
+  if (tail) r->scanned = avail - span; /* searched already: no '\n' in the rest */
+  return m;
+}
+
 static tfq_code textline_next_many(tfq_reader *r, tfq__sink *out, int64_t want, int *at_end,
                                    tfq_status *st) {
   int64_t target = out->keys.n + want;

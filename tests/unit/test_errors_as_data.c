@@ -468,3 +468,54 @@ Test(errors_as_data, a_shard_outside_its_count_is_refused) {
   tfq_status_free(st);
   rd_free(&f);
 }
+
+/* Past a file's first read the op takes the reader's buffered lines directly (readers_shared.h):
+ * the same records, the same accounting and the same error, with file, line and record, as the
+ * ordinary read. */
+Test(errors_as_data, the_op_on_buffered_lines_delivers_and_locates_errors_as_the_ordinary_read) {
+  char text[4096];
+  size_t n = 0;
+  int64_t want_sum = 0;
+  for (int line = 1; line <= 40; line++) {
+    if (line == 30) {
+      n += (size_t)snprintf(text + n, sizeof text - n, "1,abc,2\n");
+      continue;
+    }
+    n += (size_t)snprintf(text + n, sizeof text - n, "%d.5,%d,%d%s\n", line, -line, line * 10,
+                          line % 3 ? "" : "\r");
+    if (line != 31 && line != 32) want_sum += line * 10; /* 31, 32: dropped with the bad batch */
+  }
+  const char *p = write_file("mid.csv", text, n);
+  rd f = {0};
+  f.work = work_of(&p, 1);
+  f.reader = new_reader(TFQ_READER_TEXT_LINE, NULL);
+  f.csv = csv3();
+  tfq_dtype dts[3] = {TFQ_FLOAT, TFQ_FLOAT, TFQ_INT32};
+  f.target = queue_of(3, dts);
+  OK(tfq_read_decode_op_new(f.reader, f.work, f.csv, 8, f.target, &f.op, NULL));
+  tfq_status *st = tfq_status_new();
+  for (int step = 0; step < 3; step++) OK(tfq_read_decode_step(f.op, NULL, st));
+  cr_assert_eq(tfq_read_decode_step(f.op, NULL, st), TFQ_INVALID_ARGUMENT);
+  char want[600];
+  snprintf(want, sizeof want, "%s:30: Field 1 in record 0 is not a valid float: abc", p);
+  cr_assert_str_eq(tfq_status_message(st), want);
+  cr_assert_eq(tfq_status_line(st), 30);
+  cr_assert_eq(tfq_status_record(st), 5, "lines 25-32 read together: the sixth");
+  cr_assert_eq(tfq_read_decode_op_records(f.op), 29);
+  OK(tfq_read_decode_step(f.op, NULL, st));
+  cr_assert_eq(tfq_read_decode_op_records(f.op), 37);
+  cr_assert_eq(tfq_reader_num_records_produced(f.reader), 40);
+  int64_t sum = 0;
+  for (int i = 0; i < 37; i++) {
+    tfq_tuple *t;
+    OK(tfq_queue_dequeue(f.target, &t, NULL, NOTIMEOUT, NULL));
+    int32_t y = *(const int32_t *)tfq_tensor_cdata(tfq_tuple_get(t, 2));
+    float x = *(const float *)tfq_tensor_cdata(tfq_tuple_get(t, 0));
+    cr_assert_eq(x, (float)(y / 10) + 0.5f, "row %d: %g %d", i, (double)x, y);
+    sum += y;
+    tfq_tuple_free(t);
+  }
+  cr_assert_eq(sum, want_sum);
+  tfq_status_free(st);
+  rd_free(&f);
+}

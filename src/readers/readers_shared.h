@@ -1,0 +1,27 @@
+/* The readers' one private entry for another module: the read-decode op's path for text lines
+ * (src/coord/ops.c), which takes a TextLineReader's complete lines straight from its buffer -- one
+ * block copy, no string per line, no keys -- instead of tfq_reader_read_up_to's key and value
+ * tensors. */
+#ifndef TFQ_READERS_SHARED_H
+#define TFQ_READERS_SHARED_H
+
+#include <tfq/reader.h>
+
+#include "../core/base.h"
+
+/* For a TextLineReader in the middle of a work unit, with no error pending: takes up to
+ * `vt->nelems` complete lines that are already in the reader's buffer, as a read_up_to would
+ * (counted as produced records; the line's '\r' before '\n' dropped), copying their bytes and
+ * the work unit's name into one block of `vt`'s arena (tfq__tensor_arena_take: a tensor refilled
+ * after tfq__tensor_strings_reset reuses its block) -- vt a string tensor of at least one element
+ * that the caller owns alone -- and pointing vt's first *m strings at the lines.  *first is the
+ * 1-based line number of the first line, *work (*work_len bytes, in vt's arena) its file.
+ * *m == 0, with nothing taken, whenever the ordinary read is needed instead: another reader kind,
+ * no current work unit, a pending error, the next line not entirely in the buffer (a new file,
+ * the end of one, a refill, a line over max_line_bytes).
+ * @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED (nothing taken).  Thread-safety: any (the reader's
+ * lock is held inside). */
+tfq_code tfq__reader_take_lines(tfq_reader *r, tfq_tensor *vt, int64_t *m, int64_t *first,
+                                const char **work, size_t *work_len, tfq_status *st);
+
+#endif
