@@ -14,6 +14,7 @@ make_tf_expected.py."""
 import argparse
 import gzip
 import os
+import random
 import re
 import signal
 import struct
@@ -678,9 +679,42 @@ def _repeat_round_trip(ctx):
     return None
 
 
+def _steady_allocations(ctx):
+    # Issue #18: the library allocates at most 0.05 times per record in the steady state of the
+    # shuffled (and the unshuffled) pipeline, counted by tfq-cat --stats through the allocator
+    # hook (tfq_set_allocator).  100,000 records of a mixed schema: 6 float32 of 6-9 digits, an
+    # int64, an int32, a categorical word and a free-text id.
+    path = os.path.join(ctx.dir, "mixed_allocs.csv")
+    rnd = random.Random(18)
+    words = ["us", "de", "mobile", "desktop", "organic", "referral", "subscription", "trial"]
+    with open(path, "w") as f:
+        for _ in range(100000):
+            fl = ["%.*f" % (rnd.randint(1, 5), rnd.uniform(-5e4, 5e4)) for _ in range(6)]
+            f.write(",".join(fl) + ",%d,%d,%s,%s\n" % (
+                rnd.randint(10 ** 9, 10 ** 10 - 1), rnd.randint(-2 ** 31, 2 ** 31 - 1),
+                rnd.choice(words), "".join(rnd.choice("abcdef0123456789_")
+                                           for _ in range(rnd.randint(8, 20)))))
+    spec = "6*float32:0,int64:0,int32:0,string:,string:"
+    report = []
+    for mode in (["-j", "1"], ["--no-shuffle", "-j", "1"], ["-j", "2"]):
+        rc, out, err = ctx.run(["-q", "-o", "none", "-n", "0", "-b", "128", "--stats", "-d", spec]
+                               + mode + [path])
+        m = re.search(rb"records (\d+),.* ([0-9.]+) allocations per record \(steady state\)", err)
+        if rc != 0 or not m:
+            return "rc %d, stderr %r" % (rc, err)
+        recs, per = int(m.group(1)), float(m.group(2))
+        report.append("%s: %.4f" % (" ".join(mode), per))
+        if recs != 100000:
+            return "%s: %d records, not 100000" % (" ".join(mode), recs)
+        if per > 0.05:
+            return "%s: %.4f allocations per record > 0.05" % (" ".join(mode), per)
+    sys.stdout.write("steady_allocations: " + "; ".join(report) + "\n")
+    return None
+
+
 SPECIAL = {"pipe_head_quiet": _pipe_head, "sigint_130": _sigint, "streaming_big_file": _streaming,
            "stdin_open_stream": _slow_stdin, "wide_linear": _wide_linear,
-           "repeat_spec_round_trip": _repeat_round_trip}
+           "repeat_spec_round_trip": _repeat_round_trip, "steady_allocations": _steady_allocations}
 
 
 # ---- checks -----------------------------------------------------------------------------------
