@@ -334,9 +334,10 @@ static int pipeline(const char *path, int threads, int64_t read_batch, int64_t b
         "shuffle_batch");
   sums s = {0, 0, 0};
   int64_t n = 0;
+  tfq_tuple *t; /* one batch tuple refilled in place, the steady consumer's call */
+  check(tfq_tuple_new(tfq_spec_size(tfq_queue_spec(tfq_batcher_queue(b))), &t, st), "tuple");
   for (;;) {
-    tfq_tuple *t;
-    tfq_code c = tfq_batcher_next(b, &t, st);
+    tfq_code c = tfq_batcher_next_into(b, t, st);
     if (c == TFQ_OUT_OF_RANGE) break;
     check(c, "batch");
     tfq_tensor *comp[NFEAT];
@@ -344,8 +345,8 @@ static int pipeline(const char *path, int threads, int64_t read_batch, int64_t b
     int64_t rows = tfq_tensor_dim(comp[0], 0);
     sum_outputs(comp, rows, &s);
     n += rows;
-    tfq_tuple_free(t);
   }
+  tfq_tuple_free(t);
   double wall = now() - t0, cpu = cpu_now() - c0;
   check(tfq_coord_request_stop(coord, TFQ_OK, NULL), "request_stop");
   check(tfq_coord_join(coord, 10 * 1000000, 0, st), "join");

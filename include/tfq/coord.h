@@ -301,6 +301,17 @@ TFQ_API tfq_code tfq_batcher_new(tfq_batcher_kind kind, const tfq_spec *spec, in
  * Ownership: *out new (NULL on failure).  Thread-safety: any, concurrently.  Since: 0.1 */
 TFQ_API tfq_code tfq_batcher_next(tfq_batcher *b, tfq_tuple **out, tfq_status *st) TFQ_WARN_UNUSED;
 
+/* As tfq_batcher_next(), into `dst`, a tuple with one slot per component that the caller keeps
+ * across calls: tensors of the batch's shape that only `dst` references are refilled in place
+ * (tfq_queue_dequeue_many_into() / tfq_queue_dequeue_up_to_into()), so that a steady consumer
+ * allocates (almost) nothing.  Take a reference to keep a batch beyond the next call.
+ * @return as tfq_batcher_next(), plus INVALID_ARGUMENT "Wrong number of components in tuple.
+ *         Expected k, got m".
+ * Ownership: `dst` borrowed; on failure its slots hold tensors of unspecified contents.
+ * Thread-safety: any, concurrently, each thread with its own `dst`.  Since: 0.2 */
+TFQ_API tfq_code tfq_batcher_next_into(tfq_batcher *b, tfq_tuple *dst,
+                                       tfq_status *st) TFQ_WARN_UNUSED;
+
 /* The batcher's queue.  Ownership: borrowed, valid while `b` lives (tfq_queue_ref() to keep it).
  * Thread-safety: any, concurrently.  Since: 0.1 */
 TFQ_API tfq_queue *tfq_batcher_queue(tfq_batcher *b);

@@ -253,6 +253,13 @@ tfq_code tfq_batcher_next(tfq_batcher *b, tfq_tuple **out, tfq_status *st) {
              : tfq_queue_dequeue_many(b->q, b->batch_size, out, cancel, TFQ_NO_TIMEOUT, st);
 }
 
+tfq_code tfq_batcher_next_into(tfq_batcher *b, tfq_tuple *dst, tfq_status *st) {
+  tfq_cancel *cancel = tfq_coord_cancel(b->coord);
+  return b->allow_smaller
+             ? tfq_queue_dequeue_up_to_into(b->q, b->batch_size, dst, cancel, TFQ_NO_TIMEOUT, st)
+             : tfq_queue_dequeue_many_into(b->q, b->batch_size, dst, cancel, TFQ_NO_TIMEOUT, st);
+}
+
 tfq_queue *tfq_batcher_queue(tfq_batcher *b) { return b->q; }
 
 double tfq_batcher_fraction_full(tfq_batcher *b) {

@@ -300,10 +300,12 @@ static void push_back_row(tfq_queue *q, const tfq__attempt *a, int64_t row, int 
 
 /* A random index of the pool: TF's `word % size` in TF-exact mode, an unbiased PCG32 draw
  * otherwise. */
-static int64_t rsq_index(tfq_queue *q) {
-  if (q->tf_exact) return (int64_t)(tfq__philox_next(&q->philox) % (uint32_t)q->count);
-  return (int64_t)tfq__pcg32_bounded(&q->pcg, (uint32_t)q->count);
+static int64_t rsq_index_of(tfq_queue *q, int64_t count) {
+  if (q->tf_exact) return (int64_t)(tfq__philox_next(&q->philox) % (uint32_t)count);
+  return (int64_t)tfq__pcg32_bounded(&q->pcg, (uint32_t)count);
 }
+
+static int64_t rsq_index(tfq_queue *q) { return rsq_index_of(q, q->count); }
 
 /* The storage discipline's remove, in two halves: pick_row() chooses the logical element to
  * take (RandomShuffle: a random one; Priority: the heap top; FIFO kinds: the head), the caller
@@ -335,6 +337,43 @@ static void take_row(tfq_queue *q, tfq__attempt *a, int64_t row) {
   int64_t i = pick_row(q);
   slot_take(q, ring_idx(q, i), a, row);
   drop_row(q, i);
+}
+
+/* RandomShuffleQueue: takes k (>= 1, at most count) random elements into the attempt's next rows
+ * -- the same draws and swap-with-last moves as k take_row() calls, but the draws made first and
+ * then applied one component at a time, so that each component's loop copies fixed-size rows
+ * without a per-row dispatch over the components. */
+static void take_random(tfq_queue *q, tfq__attempt *a, int64_t k) {
+  enum { RUN = 64 };
+  int64_t idx[RUN];
+  while (k > 0) {
+    int64_t m = k < RUN ? k : RUN, cnt = q->count, row0 = a->done_rows;
+    for (int64_t j = 0; j < m; j++) idx[j] = rsq_index_of(q, cnt - j);
+    for (size_t c = 0; c < q->spec->n; c++) {
+      tfq__store *s = &q->st[c];
+      size_t rb = s->row_bytes;
+      for (int64_t j = 0; j < m; j++) {
+        int64_t slot = ring_idx(q, idx[j]), last = ring_idx(q, cnt - j - 1), row = row0 + j;
+        if (s->dense) {
+          copy_bytes((char *)a->dst->c[c]->data + (size_t)row * rb, s->bytes + (size_t)slot * rb,
+                     rb);
+          if (slot != last)
+            copy_bytes(s->bytes + (size_t)slot * rb, s->bytes + (size_t)last * rb, rb);
+          continue;
+        }
+        if (s->str) {
+          copy_bytes(sv_of(a->dst->c[c], s, row), sv_row(s, slot), rb);
+          if (slot != last) copy_bytes(sv_row(s, slot), sv_row(s, last), rb);
+        }
+        a->boxed_dst[c * (size_t)a->stride + (size_t)row] = s->refs[slot];
+        s->refs[slot] = s->refs[last];
+      }
+    }
+    set_count(q, cnt - m);
+    q->held += m;
+    a->done_rows += m;
+    k -= m;
+  }
 }
 
 /* Puts a pending dequeue's partial batch back.  FIFO/Padding: to the front in the original
@@ -512,6 +551,12 @@ static int step_dequeue(tfq_queue *q, tfq__attempt *a) {
   /* PriorityQueue's dequeue_many is not incremental: it waits for all n at once. */
   if (q->kind == TFQ_QUEUE_PRIORITY && q->count < a->total - a->done_rows) return STEP_NONE;
   int64_t before = a->done_rows;
+  if (q->kind == TFQ_QUEUE_RANDOM_SHUFFLE && a->done_rows < a->total && can_take(q)) {
+    /* as many as may be taken now: all of the pool once closed, else down to min_after_dequeue */
+    int64_t room = q->closed ? q->count : q->count - q->min_after_dequeue;
+    int64_t want = a->total - a->done_rows;
+    take_random(q, a, want < room ? want : room);
+  }
   while (a->done_rows < a->total && can_take(q)) {
     int64_t k = 1;
     if (q->kind == TFQ_QUEUE_RANDOM_SHUFFLE || q->kind == TFQ_QUEUE_PRIORITY)
@@ -980,7 +1025,7 @@ static tfq_code str_settle(tfq_queue *q, size_t c, tfq_tensor **t, tfq_tensor **
 /* Whether `t` can take an element of component `k` in place (a batch of n elements: many). */
 static inline int reusable_as(const tfq_tensor *t, const tfq__comp *k, int many, int64_t n) {
   if (!t || t->dtype != k->dtype || t->rank != k->rank + many || t->dealloc ||
-      atomic_load_explicit(&((tfq_tensor *)t)->refs, memory_order_relaxed) != 1)
+      atomic_load_explicit(&((tfq_tensor *)t)->refs, memory_order_acquire) != 1)
     return 0;
   if (many && t->dims[0] != n) return 0;
   for (int d = 0; d < k->rank; d++)
