@@ -533,6 +533,42 @@ Test(batch, many_threads_with_a_smaller_final_batch_deliver_the_whole_multiset) 
   }
 }
 
+Test(batch, next_into_refills_one_tuple_and_gives_the_smaller_final_batch) {
+  tfq_coord *c = coord();
+  counter src;
+  counter_init(&src, 25, NULL);
+  tfq_batch_options *o;
+  OK(tfq_batch_options_new(&o, NULL));
+  tfq_batch_options_set_allow_smaller_final_batch(o, 1);
+  tfq_batcher *b = batcher(TFQ_BATCHER_BATCH, 10, &src, 1, o, c);
+  tfq_tuple *t;
+  OK(tfq_tuple_new(1, &t, NULL));
+  OK(tfq_batcher_next_into(b, t, NULL));
+  tfq_tensor *first = tfq_tuple_get(t, 0);
+  for (int k = 0; k < 3; k++) {
+    if (k) OK(tfq_batcher_next_into(b, t, NULL));
+    int64_t n = tfq_tensor_dim(tfq_tuple_get(t, 0), 0);
+    cr_assert_eq(n, k < 2 ? 10 : 5);
+    if (k == 1) cr_assert_eq(tfq_tuple_get(t, 0), first, "the full batch refilled in place");
+    for (int i = 0; i < n; i++) cr_assert_eq(i64_at(t, i), 10 * k + i);
+  }
+  tfq_tuple *wrong;
+  OK(tfq_tuple_new(2, &wrong, NULL));
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_batcher_next_into(b, wrong, st), TFQ_INVALID_ARGUMENT);
+  cr_assert_str_eq(tfq_status_message(st),
+                   "Wrong number of components in tuple. Expected 1, got 2");
+  cr_assert_eq(tfq_batcher_next_into(b, t, st), TFQ_OUT_OF_RANGE);
+  tfq_status_free(st);
+  tfq_tuple_free(wrong);
+  tfq_tuple_free(t);
+  OK(tfq_coord_request_stop(c, TFQ_OK, NULL));
+  OK(tfq_coord_join(c, 1000000, 0, NULL));
+  tfq_batcher_free(b);
+  tfq_batch_options_free(o);
+  tfq_coord_free(c);
+}
+
 static tfq_code vec_source(void *ctx, tfq_tuple **out, tfq_cancel *cancel, tfq_status *st) {
   atomic_int *n = ctx;
   if (atomic_fetch_add(n, 1) >= 20) return tfq_status_set(st, TFQ_OUT_OF_RANGE, "done");
