@@ -316,26 +316,6 @@ static tfq_code salvage(tfq_read_decode_op *op, tfq_tensor *keys, tfq_tensor *va
   return c;
 }
 
-/* The keys TextLineReader gives lines first.. of `work`: "<work>:<line>". */
-static tfq_code line_keys(const char *work, size_t work_len, int64_t first, int64_t n,
-                          tfq_tensor **out, tfq_status *st) {
-  int64_t dim = n;
-  tfq_code c = tfq__tensor_alloc(TFQ_STRING, &dim, 1, 0, out, st);
-  char *key = c ? NULL : tfq_malloc(work_len + 24);
-  if (!c && !key) c = TFQ__OOM(st);
-  for (int64_t i = 0; !c && i < n; i++) {
-    if (work_len) memcpy(key, work, work_len);
-    int k = snprintf(key + work_len, 24, ":%lld", (long long)(first + i));
-    if (tfq__tensor_put_string(*out, i, key, work_len + (size_t)k)) c = TFQ__OOM(st);
-  }
-  tfq_free(key);
-  if (c) {
-    tfq_tensor_free(*out);
-    *out = NULL;
-  }
-  return c;
-}
-
 /* Keeps `vt` (NULL: nothing) for the next lines_step when nothing else references it. */
 static void keep_lines(tfq_read_decode_op *op, tfq_tensor *vt) {
   if (vt && tfq_tensor_refcount(vt) == 1) vt = atomic_exchange(&op->lines, vt);
@@ -380,7 +360,7 @@ static tfq_code lines_step(tfq_read_decode_op *op, tfq_cancel *cancel, int *hand
     tfq_tensor *keys = NULL;
     tfq_status ks;
     tfq_status_clear(&ks);
-    if (line_keys(work, work_len, first, m, &keys, &ks))
+    if (tfq__reader_line_keys(work, work_len, first, m, &keys, &ks))
       c = tfq_status_set(st, tfq_status_code(&ks), "%s", tfq_status_message(&ks));
     else
       c = salvage(op, keys, vt, m, c, cancel, st);

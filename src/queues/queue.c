@@ -910,23 +910,19 @@ static tfq_code do_enqueue(tfq_queue *q, const tfq_tuple *t, int many, tfq_cance
     return TFQ_OK;
   }
   size_t ncomp = q->spec->n;
-  int any_boxed = 0; /* components to slice into element tensors */
-  for (size_t i = 0; i < ncomp && many; i++)
-    any_boxed |= !q->st[i].dense && (!q->st[i].str || long_strings(t->c[i], a.total));
-  if (any_boxed) {
-    /* Split boxed components into element tensors now, outside the lock. */
-    size_t n;
-    if (!tfq__mul_ok(ncomp, (size_t)a.total, &n) ||
-        !(a.boxed_src = tfq__calloc(n, sizeof(tfq_tensor *))))
+  /* Components to split into element tensors now, outside the lock: boxed ones, and string
+   * batches of long rows (long_strings); boxed_src is made at the first of them. */
+  size_t n = 0;
+  for (size_t i = 0; i < ncomp && many; i++) {
+    if (q->st[i].dense || (q->st[i].str && !long_strings(t->c[i], a.total))) continue;
+    if (!a.boxed_src && (!tfq__mul_ok(ncomp, (size_t)a.total, &n) ||
+                         !(a.boxed_src = tfq__calloc(n, sizeof(tfq_tensor *)))))
       return TFQ__OOM(st);
-    for (size_t i = 0; i < ncomp; i++) {
-      if (q->st[i].dense || (q->st[i].str && !long_strings(t->c[i], a.total))) continue;
-      for (int64_t r = 0; r < a.total; r++) {
-        c = tfq__slice_row(t->c[i], r, &a.boxed_src[i * (size_t)a.stride + (size_t)r], st);
-        if (c) {
-          tfq__free_boxed(a.boxed_src, n);
-          return c;
-        }
+    for (int64_t r = 0; r < a.total; r++) {
+      c = tfq__slice_row(t->c[i], r, &a.boxed_src[i * (size_t)a.stride + (size_t)r], st);
+      if (c) {
+        tfq__free_boxed(a.boxed_src, n);
+        return c;
       }
     }
   }

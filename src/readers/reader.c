@@ -1,6 +1,7 @@
 /* ReaderBase (TF core/framework/reader_base.cc; docs/readers.md): work units from a queue,
  * read / read_up_to, counters, reset; the options; string batches built in place.  The saved
  * state is in reader_state.c, IdentityReader and WholeFileReader in wholefile.c. */
+#include <stdio.h>
 #include <string.h>
 
 #include "readers_internal.h"
@@ -364,6 +365,25 @@ tfq_code tfq__reader_take_lines(tfq_reader *r, tfq_tensor *vt, int64_t *m, int64
   tfq__unlock(&r->mu);
   tfq_status_clear(st);
   return TFQ_OK;
+}
+
+tfq_code tfq__reader_line_keys(const char *work, size_t work_len, int64_t first, int64_t n,
+                               tfq_tensor **out, tfq_status *st) {
+  int64_t dim = n;
+  tfq_code c = tfq__tensor_alloc(TFQ_STRING, &dim, 1, 0, out, st);
+  char *key = c ? NULL : tfq_malloc(work_len + 24);
+  if (!c && !key) c = TFQ__OOM(st);
+  for (int64_t i = 0; !c && i < n; i++) {
+    if (work_len) memcpy(key, work, work_len);
+    int k = snprintf(key + work_len, 24, ":%lld", (long long)(first + i));
+    if (tfq__tensor_put_string(*out, i, key, work_len + (size_t)k)) c = TFQ__OOM(st);
+  }
+  tfq_free(key);
+  if (c) {
+    tfq_tensor_free(*out);
+    *out = NULL;
+  }
+  return c;
 }
 
 int64_t tfq_reader_num_records_produced(tfq_reader *r) {

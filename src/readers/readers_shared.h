@@ -1,4 +1,4 @@
-/* The readers' one private entry for another module: the read-decode op's path for text lines
+/* The readers' private entries for another module: the read-decode op's path for text lines
  * (src/coord/ops.c), which takes a TextLineReader's complete lines straight from its buffer -- one
  * block copy, no string per line, no keys -- instead of tfq_reader_read_up_to's key and value
  * tensors. */
@@ -23,5 +23,11 @@
  * lock is held inside). */
 tfq_code tfq__reader_take_lines(tfq_reader *r, tfq_tensor *vt, int64_t *m, int64_t *first,
                                 const char **work, size_t *work_len, tfq_status *st);
+
+/* The keys a TextLineReader gives lines first, first + 1, ... first + n - 1 of `work` (work_len
+ * bytes): a new [n] string tensor of "<work>:<line>", for the op to locate an error in lines
+ * taken by tfq__reader_take_lines.  @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED (*out NULL). */
+tfq_code tfq__reader_line_keys(const char *work, size_t work_len, int64_t first, int64_t n,
+                               tfq_tensor **out, tfq_status *st);
 
 #endif
