@@ -210,17 +210,36 @@ static tfq_code commit_lines(tfq_reader *r, tfq__sink *out, const char *buf, siz
 }
 
 /* The read-decode op's take (readers_shared.h), r->mu held and a work unit current: up to n
- * complete lines from the buffer into `vt`, bytes copied in one block.  Returns the number of
- * lines (0: none could be had without a refill), or -1 out of memory (nothing taken). */
+ * complete lines from the buffer into `vt`, bytes copied in one block.  When the buffer holds no
+ * complete line (a line crossing its end), the unconsumed bytes are moved to its front and it is
+ * refilled once, as next_line would, so that the op keeps to this path across refills instead of
+ * reading the next batch with a key per line.  What the refill cannot settle (end of file and its
+ * last fragment, a read error, a line longer than the buffer or than max_line_bytes) is left to
+ * textline_next, which holds those rules.  Returns the number of lines (0: none could be had this
+ * way), or -1 out of memory (nothing taken). */
 int64_t tfq__textline_take(tfq_reader *r, tfq_tensor *vt, int64_t n, int64_t *first,
                            const char **work) {
-  if (r->scanned) return 0;
-  size_t avail, span;
-  int tail;
+  size_t avail, span = 0;
+  int tail = 0;
   const char *buf = tfq__instream_peek(r->in, &avail);
   tfq__str *vs = tfq__strs(vt);
-  int64_t m = scan_lines(r, buf, avail, vs, n, &span, &tail);
-  if (m == 0) return 0;
+  int64_t m = r->scanned ? 0 : scan_lines(r, buf, avail, vs, n, &span, &tail);
+  if (m == 0 && (r->scanned || tail) && avail < tfq__instream_capacity(r->in) &&
+      avail <= r->o.max_line_bytes) {
+    size_t got;
+    tfq_status local;
+    tfq_status_clear(&local);
+    /* An error stays with the stream: textline_next meets it again and reports it. */
+    if (tfq__instream_ensure(r->in, avail + 1, &buf, &got, &local) == TFQ_OK && got > avail) {
+      avail = got;
+      r->scanned = 0;
+      m = scan_lines(r, buf, avail, vs, n, &span, &tail);
+    }
+  }
+  if (m == 0) {
+    if (tail) r->scanned = avail; /* searched already: no '\n' in the buffer */
+    return 0;
+  }
   char *blk = tfq__tensor_arena_take(vt, span + r->work_len);
   if (!blk) return -1;
   memcpy(blk, buf, span);

@@ -199,6 +199,88 @@ Test(coord_rd, read_decode_step_prefixes_a_decode_error_with_the_failing_records
   rd_teardown(&f);
 }
 
+/* A TextLineReader with a 64-byte buffer over `text`, decoded as (float, float, int32) into a
+ * FIFO queue of scalars, 8 lines a step. */
+static void rd_small_buffer(rd_fixture *f, const char *text) {
+  const char *p = write_file("in.csv", text, strlen(text));
+  f->work = work_of(&p, 1);
+  tfq_reader_options *o = opts();
+  tfq_reader_options_set_buffer_bytes(o, 64);
+  f->reader = new_reader(TFQ_READER_TEXT_LINE, o);
+  tfq_reader_options_free(o);
+  OK(tfq_csv_options_new(&f->csv, NULL));
+  OK(tfq_csv_options_add_default_float(f->csv, -1.f, NULL));
+  OK(tfq_csv_options_add_default_float(f->csv, -1.f, NULL));
+  OK(tfq_csv_options_add_default_int32(f->csv, -1, NULL));
+  tfq_spec *s = spec2(TFQ_FLOAT, 0, NULL, TFQ_FLOAT, 0, NULL);
+  OK(tfq_spec_add(s, TFQ_INT32, NULL, 0, NULL, NULL));
+  f->target = fifo(s, 1000);
+  tfq_spec_free(s);
+  OK(tfq_read_decode_op_new(f->reader, f->work, f->csv, 8, f->target, &f->op, NULL));
+}
+
+/* The op takes the reader's buffered lines directly and refills the buffer itself when a line
+ * crosses its end: every line arrives once, in order, with its values, whatever the line lengths
+ * and terminators (CRLF, a last line without '\n', a line longer than the buffer). */
+Test(coord_rd, read_decode_op_delivers_every_line_across_buffer_refills) {
+  char text[16384];
+  size_t len = 0;
+  int n = 300;
+  for (int i = 0; i < n; i++) {
+    const char *end = i == n - 1 ? "" : i % 7 == 3 ? "\r\n" : "\n";
+    if (i == 100) /* longer than the 64-byte buffer */
+      len += (size_t)snprintf(text + len, sizeof text - len, "%d.%s,%d.25,%d%s", i,
+                              "0000000000000000000000000000000000000000000000000000000000000000"
+                              "000000",
+                              i, i, end);
+    else
+      len += (size_t)snprintf(text + len, sizeof text - len, "%d.5,%d.25,%d%s", i, i, i, end);
+  }
+  rd_fixture f;
+  rd_small_buffer(&f, text);
+  tfq_status *st = tfq_status_new();
+  tfq_code c;
+  int steps = 0;
+  while ((c = tfq_read_decode_step(f.op, NULL, st)) == TFQ_OK) cr_assert_lt(++steps, 10 * n);
+  cr_assert_eq(c, TFQ_OUT_OF_RANGE, "%s", tfq_status_message(st));
+  cr_assert_eq(tfq_queue_size(f.target), n);
+  tfq_tuple *t;
+  OK(tfq_queue_dequeue_many(f.target, n, &t, NULL, NOTIMEOUT, NULL));
+  const float *a = tfq_tensor_data(tfq_tuple_get(t, 0)), *b = tfq_tensor_data(tfq_tuple_get(t, 1));
+  const int32_t *y = tfq_tensor_data(tfq_tuple_get(t, 2));
+  for (int i = 0; i < n; i++) {
+    cr_assert_eq(a[i], i == 100 ? 100.f : (float)i + 0.5f, "row %d: %g", i, a[i]);
+    cr_assert_eq(b[i], (float)i + 0.25f, "row %d", i);
+    cr_assert_eq(y[i], i, "row %d", i);
+  }
+  cr_assert_eq(tfq_read_decode_op_records(f.op), n);
+  tfq_tuple_free(t);
+  tfq_status_free(st);
+  rd_teardown(&f);
+}
+
+/* A bad value met after many refills is named by its line number, as the keyed path names it. */
+Test(coord_rd, read_decode_op_names_a_bad_line_met_after_buffer_refills) {
+  char text[8192];
+  size_t len = 0;
+  for (int i = 1; i <= 200; i++)
+    len += (size_t)snprintf(text + len, sizeof text - len, i == 157 ? "%d,x%d,%d\n" : "%d,%d,%d\n",
+                            i, i, i);
+  rd_fixture f;
+  rd_small_buffer(&f, text);
+  tfq_status *st = tfq_status_new();
+  tfq_code c;
+  while ((c = tfq_read_decode_step(f.op, NULL, st)) == TFQ_OK) {
+  }
+  cr_assert_eq(c, TFQ_INVALID_ARGUMENT, "%s", tfq_status_message(st));
+  char want[600];
+  snprintf(want, sizeof want, "%s:157: Field 1 in record 0 is not a valid float: x157",
+           path_of("in.csv"));
+  cr_assert_str_eq(tfq_status_message(st), want);
+  tfq_status_free(st);
+  rd_teardown(&f);
+}
+
 /* ---- QueueRunner ---- */
 
 static tfq_code fail_with_precondition(void *ctx, tfq_cancel *cancel, tfq_status *st) {
