@@ -108,6 +108,9 @@ char *tfq__tensor_arena_take(tfq_tensor *t, size_t len);
  * tfq__tensor_put_string then fills (a builder that can estimate its bytes saves the chunks of
  * geometric growth).  0, or -1 out of memory (the tensor unchanged). */
 int tfq__tensor_arena_reserve(tfq_tensor *t, size_t cap);
+/* Drops `k` >= 1 references to `t` at once (tfq_tensor_free called k times, one atomic step):
+ * for the queue's batches of rows that share an owner.  Thread-safe as tfq_tensor_free. */
+void tfq__tensor_release(tfq_tensor *t, int64_t k);
 /* Points every string of a string tensor the caller owns alone at "" and frees its byte storage
  * but the newest chunk, which is kept, emptied, for the next fill. */
 void tfq__tensor_strings_reset(tfq_tensor *t);

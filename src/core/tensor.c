@@ -171,9 +171,7 @@ tfq_tensor *tfq_tensor_ref(tfq_tensor *t) {
   return t;
 }
 
-void tfq_tensor_free(tfq_tensor *t) {
-  if (!t) return;
-  if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1) return;
+static void destroy(tfq_tensor *t) {
   tfq__arena_chunk *a = t->arena;
   while (a) {
     tfq__arena_chunk *next = a->next;
@@ -182,6 +180,15 @@ void tfq_tensor_free(tfq_tensor *t) {
   }
   if (t->dealloc) t->dealloc(t->data, t->wrapped_len, t->dealloc_arg);
   tfq_free(t);
+}
+
+void tfq_tensor_free(tfq_tensor *t) {
+  if (t && atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1) destroy(t);
+}
+
+void tfq__tensor_release(tfq_tensor *t, int64_t k) {
+  if (t && atomic_fetch_sub_explicit(&t->refs, (long)k, memory_order_acq_rel) == (long)k)
+    destroy(t);
 }
 
 int64_t tfq_tensor_refcount(const tfq_tensor *t) {

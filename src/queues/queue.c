@@ -14,15 +14,43 @@
  * cross-vCPU wake-up costs ~45 us on the development VM, so a few microseconds of spinning for the
  * other side to act is far cheaper than sleeping; spinning much longer only burns the CPU that the
  * completing thread may need (4 threads on 2 cores, or any background load).  The bound is in
- * time, not iterations: PAUSE costs ~25 ns on Zen 3 and Skylake+ but ~1-4 ns on older cores. */
+ * time, not iterations: PAUSE costs ~25 ns on Zen 3 and Skylake+ but ~1-4 ns on older cores.
+ *
+ * The budget adapts, per queue and side (q->spin_ns): a wait that outlasts the spin and then
+ * ends more than SPIN_NS after it began halves the budget (down to nothing), since spinning did
+ * not pay and a pipeline whose consumer waits a whole read step each time would otherwise burn
+ * SPIN_NS of a core per batch that its producers need; a wait that ends within SPIN_NS (the
+ * completer stamps the time when it wakes a sleeper) restores the full budget.  So a consumer
+ * that keeps pace spins as before, and one that mostly waits sleeps at once. */
 #define SPIN_NS 8000     /* spin budget before sleeping: ~1/5 of a cross-vCPU wake-up */
+#define SPIN_MIN_NS 500  /* a budget halved below this is none */
 #define INITIAL_ALLOC 64 /* rows of the first ring allocation (at most the capacity) */
 
 #if defined(__GNUC__) || defined(__clang__)
 #define NOINLINE __attribute__((noinline))
+#define PREFETCH(p) __builtin_prefetch(p)
 #else
 #define NOINLINE
+#define PREFETCH(p) ((void)(p))
 #endif
+
+/* Copies a string's n >= 1 bytes, the short ones (most feature values) without a memcpy call:
+ * two overlapping fixed-size moves that stay inside [src, src + n). */
+static inline void copy_string(char *dst, const char *src, size_t n) {
+  if (n > 16) {
+    memcpy(dst, src, n);
+  } else if (n >= 8) {
+    memcpy(dst, src, 8);
+    memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (n >= 4) {
+    memcpy(dst, src, 4);
+    memcpy(dst + n - 4, src + n - 4, 4);
+  } else {
+    dst[0] = src[0];
+    dst[n / 2] = src[n / 2];
+    dst[n - 1] = src[n - 1];
+  }
+}
 
 /* Copies n bytes; the common 4- and 8-byte rows (scalars) become single moves instead of a
  * memcpy call on the single-element hot path. */
@@ -148,6 +176,7 @@ static void str_fill(tfq__store *s, size_t c, int64_t slot, const tfq__attempt *
 }
 
 int tfq__ring_init(tfq_queue *q) {
+  q->spin_ns[0] = q->spin_ns[1] = SPIN_NS;
   int64_t first = q->capacity < INITIAL_ALLOC ? q->capacity : INITIAL_ALLOC;
   return first > 0 ? ring_reserve(q, first) : 0;
 }
@@ -343,30 +372,57 @@ static void take_row(tfq_queue *q, tfq__attempt *a, int64_t row) {
  * -- the same draws and swap-with-last moves as k take_row() calls, but the draws made first and
  * then applied one component at a time, so that each component's loop copies fixed-size rows
  * without a per-row dispatch over the components. */
+/* RandomShuffleQueue's gather of one component: row j of dst[] takes slot[j], whose place the
+ * ring's last row last[j] fills (TF's removal).  The common row sizes get fixed-size copies the
+ * compiler inlines, instead of a memcpy call for each row. */
+#define GATHER(RB)                                                                \
+  for (int64_t j = 0; j < m; j++) {                                               \
+    memcpy(dst + (size_t)j * (RB), ring + (size_t)slot[j] * (RB), (RB));          \
+    if (slot[j] != last[j])                                                       \
+      memcpy(ring + (size_t)slot[j] * (RB), ring + (size_t)last[j] * (RB), (RB)); \
+  }
+static void gather_rows(char *dst, char *ring, size_t rb, const int64_t *slot, const int64_t *last,
+                        int64_t m) {
+  switch (rb) {
+    case 4: GATHER(4); break;
+    case 8: GATHER(8); break;
+    case 12: GATHER(12); break;
+    case 16: GATHER(16); break;
+    case 24: GATHER(24); break;
+    case 32: GATHER(32); break;
+    default: GATHER(rb); break;
+  }
+}
+#undef GATHER
+
 static void take_random(tfq_queue *q, tfq__attempt *a, int64_t k) {
   enum { RUN = 64 };
-  int64_t idx[RUN];
+  int64_t slot[RUN], last[RUN];
   while (k > 0) {
     int64_t m = k < RUN ? k : RUN, cnt = q->count, row0 = a->done_rows;
-    for (int64_t j = 0; j < m; j++) idx[j] = rsq_index_of(q, cnt - j);
+    for (int64_t j = 0; j < m; j++) {
+      slot[j] = ring_idx(q, rsq_index_of(q, cnt - j));
+      last[j] = ring_idx(q, cnt - j - 1);
+    }
+    /* The drawn rows are scattered and were mostly written by a producer on another core: ask
+     * for all their lines at once rather than one miss after another in the copies below. */
+    for (size_t c = 0; c < q->spec->n; c++) {
+      const tfq__store *s = &q->st[c];
+      if (!s->dense && !s->str) continue;
+      for (int64_t j = 0; j < m; j++) PREFETCH(s->bytes + (size_t)slot[j] * s->row_bytes);
+    }
     for (size_t c = 0; c < q->spec->n; c++) {
       tfq__store *s = &q->st[c];
-      size_t rb = s->row_bytes;
+      if (s->dense || s->str) {
+        char *dst = s->dense ? (char *)a->dst->c[c]->data + (size_t)row0 * s->row_bytes
+                             : (char *)sv_of(a->dst->c[c], s, row0);
+        gather_rows(dst, s->bytes, s->row_bytes, slot, last, m);
+      }
+      if (s->dense) continue;
+      tfq_tensor **out = &a->boxed_dst[c * (size_t)a->stride + (size_t)row0];
       for (int64_t j = 0; j < m; j++) {
-        int64_t slot = ring_idx(q, idx[j]), last = ring_idx(q, cnt - j - 1), row = row0 + j;
-        if (s->dense) {
-          copy_bytes((char *)a->dst->c[c]->data + (size_t)row * rb, s->bytes + (size_t)slot * rb,
-                     rb);
-          if (slot != last)
-            copy_bytes(s->bytes + (size_t)slot * rb, s->bytes + (size_t)last * rb, rb);
-          continue;
-        }
-        if (s->str) {
-          copy_bytes(sv_of(a->dst->c[c], s, row), sv_row(s, slot), rb);
-          if (slot != last) copy_bytes(sv_row(s, slot), sv_row(s, last), rb);
-        }
-        a->boxed_dst[c * (size_t)a->stride + (size_t)row] = s->refs[slot];
-        s->refs[slot] = s->refs[last];
+        out[j] = s->refs[slot[j]];
+        s->refs[slot[j]] = s->refs[last[j]];
       }
     }
     set_count(q, cnt - m);
@@ -439,7 +495,10 @@ static void unlink_attempt(tfq_queue *q, tfq__attempt *a) {
 static void complete(tfq_queue *q, tfq__attempt *a, tfq__result res) {
   unlink_attempt(q, a);
   a->res = res;
-  if (a->sleeping && pthread_cond_signal(&a->cv)) abort();
+  if (a->sleeping) {
+    a->done_ns = tfq__now_ns();
+    if (pthread_cond_signal(&a->cv)) abort();
+  }
   atomic_store_explicit(&a->state, 1, memory_order_release);
 }
 
@@ -671,21 +730,29 @@ static void run_locked(tfq_queue *q, tfq__attempt *a, int64_t timeout_us, int64_
   }
   tfq__unlock(&q->mu);
   int64_t deadline = tfq__deadline_ns(timeout_us, start_ns);
-  for (int64_t i = 1, spin_end = 0;; i++) {
+  int *budget = &q->spin_ns[is_deq];
+  int spin = __atomic_load_n(budget, __ATOMIC_RELAXED);
+  int64_t began = tfq__now_ns();
+  for (int64_t i = 1, spin_end = began + spin; spin > 0; i++) {
     if (atomic_load_explicit(&a->state, memory_order_acquire)) return;
     CPU_RELAX();
-    if ((i & 31) == 0 && spin_expired(&spin_end, SPIN_NS)) break; /* clock every 32 PAUSEs */
+    if ((i & 31) == 0 && tfq__now_ns() >= spin_end) break; /* clock every 32 PAUSEs */
   }
   tfq__lock(&q->mu);
   if (!atomic_load_explicit(&a->state, memory_order_relaxed)) {
     tfq__cond_init_monotonic(&a->cv);
     a->sleeping = 1;
+    a->done_ns = -1;
     while (!atomic_load_explicit(&a->state, memory_order_relaxed)) {
       if (tfq__cond_wait_until(&a->cv, &q->mu, deadline) &&
           !atomic_load_explicit(&a->state, memory_order_relaxed)) {
         a->sleeping = 0;
         cancel_attempt_locked(q, a, RES_DEADLINE);
       }
+    }
+    if (a->done_ns >= 0) { /* completed by another thread while asleep: adapt the budget */
+      int next = a->done_ns - began <= SPIN_NS ? SPIN_NS : spin / 2 < SPIN_MIN_NS ? 0 : spin / 2;
+      if (next != spin) __atomic_store_n(budget, next, __ATOMIC_RELAXED);
     }
     a->sleeping = 0;
     pthread_cond_destroy(&a->cv);
@@ -1011,7 +1078,7 @@ static tfq_code str_settle(tfq_queue *q, size_t c, tfq_tensor **t, tfq_tensor **
       v[i].p = "";
       continue;
     }
-    memcpy(p, v[i].p, v[i].len);
+    copy_string(p, v[i].p, v[i].len);
     v[i].p = p;
     p += v[i].len;
   }
@@ -1161,9 +1228,10 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
   if (c) /* no view may outlive the owners freed below */
     for (size_t i = 0; i < ncomp; i++)
       if (q->st[i].str && dst->c[i]) str_clear(dst->c[i]);
-  if (a.boxed_dst == boxed_small)
-    for (size_t i = 0; i < nb; i++) tfq_tensor_free(boxed_small[i]);
-  else if (a.boxed_dst)
+  if (a.boxed_dst == boxed_small) {
+    for (size_t i = 0; i < ncomp; i++) /* the dense components' owner slots stay NULL */
+      if (!q->st[i].dense) tfq__release_owners(boxed_small + i * (size_t)n, (size_t)n);
+  } else if (a.boxed_dst)
     tfq__free_boxed(a.boxed_dst, nb);
   if (c) {
     if (!reuse) tfq_tuple_free(dst);

@@ -63,6 +63,7 @@ struct tfq__attempt {
   tfq__result res;
   int64_t res_requested, res_size;
   int sleeping;
+  int64_t done_ns; /* when a sleeping owner's attempt completed (its spin budget's feedback) */
   pthread_cond_t cv;
   atomic_int state; /* 0 pending, 1 done */
   tfq__cancel_reg reg;
@@ -101,8 +102,10 @@ struct tfq_queue {
   char *swap_tmp;  /* PriorityQueue heap swaps: one row of the widest component */
   char *container; /* registry key (shared queues only) */
   int registered;
-  int all_dense; /* every component is a fixed-size numeric row: single ops may take the fast
-                  * path (no attempt, no list work when they can complete at once) */
+  int all_dense;  /* every component is a fixed-size numeric row: single ops may take the fast
+                   * path (no attempt, no list work when they can complete at once) */
+  int spin_ns[2]; /* spin budget of a blocked enqueue [0] / dequeue [1] before it sleeps,
+                   * adapted to the waits seen (relaxed atomics: a heuristic, see queue.c) */
   /* The state every operation touches, together after the mutex so that acquiring the lock
    * brings it along (the fast path reads and writes nothing else but the rows). */
   pthread_mutex_t mu;
@@ -166,6 +169,9 @@ tfq_code tfq__queue_validate_tuple(tfq_queue *q, const tfq_tuple *t, int many, t
 tfq_code tfq__slice_row(const tfq_tensor *src, int64_t row, tfq_tensor **out, tfq_status *st);
 /* Frees the n tensors of `b` (NULL entries allowed) and `b` itself; NULL: no-op. */
 void tfq__free_boxed(tfq_tensor **b, size_t n);
+/* Drops the references of b[0..n) (NULLs skipped) with one atomic step per distinct owner among
+ * neighbours (a batch's rows mostly share a few enqueued tensors), leaving b itself alone. */
+void tfq__release_owners(tfq_tensor **b, size_t n);
 /* Builds batch component `c` of `rows` rows from boxed element tensors (`many`; else moves
  * elems[0] out as the component).  A declared dim keeps its size; an unknown dim
  * (PaddingFIFOQueue) becomes the largest size in this batch (0 for an empty batch) and shorter

@@ -100,9 +100,29 @@ tfq_code tfq__slice_row(const tfq_tensor *src, int64_t row, tfq_tensor **out, tf
   return TFQ_OK;
 }
 
+void tfq__release_owners(tfq_tensor **b, size_t n) {
+  enum { WAYS = 16 };
+  tfq_tensor *t[WAYS] = {NULL};
+  int64_t k[WAYS];
+  for (size_t i = 0; i < n; i++) {
+    tfq_tensor *p = b[i];
+    if (!p) continue;
+    size_t h = (size_t)(((uintptr_t)p * UINT64_C(0x9E3779B97F4A7C15)) >> 60) % WAYS;
+    if (t[h] == p) {
+      k[h]++;
+      continue;
+    }
+    if (t[h]) tfq__tensor_release(t[h], k[h]); /* another owner in its way: settled now */
+    t[h] = p;
+    k[h] = 1;
+  }
+  for (int w = 0; w < WAYS; w++)
+    if (t[w]) tfq__tensor_release(t[w], k[w]);
+}
+
 void tfq__free_boxed(tfq_tensor **b, size_t n) {
   if (!b) return;
-  for (size_t i = 0; i < n; i++) tfq_tensor_free(b[i]);
+  tfq__release_owners(b, n);
   tfq_free(b);
 }
 

@@ -1,6 +1,7 @@
 /* FIFOQueue, part of test_fifo_queue (see fifo_util.h): Blocking on a full or an empty queue, and
  * the head of line (queue.h: each side is served in arrival order). */
 #include "fifo_util.h"
+#include "queues/queue_internal.h"
 
 /* [31] */
 Test(fifo, blocking_enqueue_to_full_queue_completes_after_a_dequeue) {
@@ -98,5 +99,34 @@ Test(fifo, blocked_dequeue_many_takes_what_is_there_and_size_reads_zero) {
   cr_assert_eq(f32_at(later.out, 0, 0), 5);
   tfq_tuple_free(b.out);
   tfq_tuple_free(later.out);
+  tfq_queue_free(q);
+}
+
+/* ---- the spin budget (queue_internal.h: q->spin_ns, adapted in queue.c's run_locked) ---- */
+
+static void *enqueue_after_5ms(void *arg) {
+  sleep_ms(5);
+  OK(enq_f(arg, 7.f, NULL));
+  return NULL;
+}
+
+/* A consumer whose every dequeue waits far longer than a spin stops spinning before it sleeps:
+ * its budget halves at each such wait, never grows back while they stay long, and reaches none;
+ * every wait still gets its element. */
+Test(fifo, a_dequeue_that_keeps_waiting_long_stops_spinning_before_it_sleeps) {
+  tfq_queue *q = fq(4);
+  int prev = q->spin_ns[1];
+  cr_assert_gt(prev, 0, "a new queue spins");
+  for (int i = 0; i < 50 && q->spin_ns[1] > 0; i++) {
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, enqueue_after_5ms, q), 0);
+    cr_assert_eq(deq_f(q), 7.f);
+    pthread_join(th, NULL);
+    int now = __atomic_load_n(&q->spin_ns[1], __ATOMIC_RELAXED);
+    cr_assert_leq(now, prev, "wait %d: the budget grew from %d to %d", i, prev, now);
+    prev = now;
+  }
+  cr_assert_eq(q->spin_ns[1], 0, "still spinning %d ns after 50 long waits", q->spin_ns[1]);
+  cr_assert_gt(q->spin_ns[0], 0, "the enqueue side keeps its own budget");
   tfq_queue_free(q);
 }

@@ -86,6 +86,41 @@ Test(string_rows, long_rows_are_sliced_so_one_row_does_not_pin_its_batch) {
   tfq_spec_free(s);
 }
 
+/* A shuffled batch's rows come from many enqueued tensors (more owners than the release's
+ * 16-way table holds): each owner keeps exactly one reference per row still queued, after every
+ * dequeue_many, and gets all of them back once its rows are gone. */
+Test(string_rows, each_owner_keeps_one_reference_per_queued_row_across_shuffled_batches) {
+  enum { OWNERS = 40, ROWS = 6 };
+  tfq_spec *s = str_spec();
+  tfq_queue *q = make(TFQ_QUEUE_RANDOM_SHUFFLE, s, 1000, 0, 11, 13, 0);
+  tfq_tensor *keep[OWNERS];
+  for (int o = 0; o < OWNERS; o++) {
+    tfq_tuple *b = str_batch(ROWS, o * ROWS, 0);
+    keep[o] = tfq_tensor_ref(tfq_tuple_get(b, 0));
+    OK(tfq_queue_enqueue_many(q, b, NULL, NOTIMEOUT, NULL));
+    tfq_tuple_free(b);
+  }
+  int left[OWNERS];
+  for (int o = 0; o < OWNERS; o++) left[o] = ROWS;
+  while (tfq_queue_size(q) > 0) {
+    tfq_tuple *out;
+    OK(tfq_queue_dequeue_many(q, tfq_queue_size(q) < 70 ? tfq_queue_size(q) : 70, &out, NULL,
+                              NOTIMEOUT, NULL));
+    const tfq_tensor *ids = tfq_tuple_get(out, 1);
+    for (int64_t r = 0; r < tfq_tensor_dim(ids, 0); r++) {
+      int id = ((const int32_t *)tfq_tensor_cdata(ids))[r];
+      expect_row(out, r, id, 0);
+      left[id / ROWS]--;
+    }
+    tfq_tuple_free(out);
+    for (int o = 0; o < OWNERS; o++)
+      cr_assert_eq(tfq_tensor_refcount(keep[o]), 1 + left[o], "owner %d", o);
+  }
+  for (int o = 0; o < OWNERS; o++) tfq_tensor_free(keep[o]);
+  tfq_queue_free(q);
+  tfq_spec_free(s);
+}
+
 /* Every kind, batches of short and long rows interleaved, taken in odd batch sizes and single
  * dequeues: each id exactly once with its own bytes. */
 static void each_row_once(tfq_queue_kind kind) {
