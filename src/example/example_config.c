@@ -16,23 +16,6 @@ const char *tfq__ex_py_dtype(tfq_dtype dt) {
   }
 }
 
-uint64_t tfq__ex_hash(const uint8_t *p, size_t n) {
-  uint64_t h = 0x9E3779B97F4A7C15u ^ (n * 0xFF51AFD7ED558CCDu);
-  while (n >= 8) {
-    uint64_t w;
-    memcpy(&w, p, 8);
-    h = (h ^ w) * 0xC2B2AE3D27D4EB4Fu;
-    h ^= h >> 29;
-    p += 8;
-    n -= 8;
-  }
-  uint64_t w = 0;
-  for (size_t i = 0; i < n; i++) w |= (uint64_t)p[i] << (8 * i);
-  h = (h ^ w) * 0x165667B19E3779F9u;
-  h ^= h >> 32;
-  return h;
-}
-
 static int key_cmp(const char *a, size_t an, const char *b, size_t bn) {
   int c = memcmp(a, b, an < bn ? an : bn);
   return c ? c : (an > bn) - (an < bn);

@@ -66,8 +66,48 @@ struct tfq_example_config {
  * the config keeps its previous compiled state and the caller undoes its change. */
 tfq_code tfq__ex_compile(tfq_example_config *cfg);
 
-/* The key hash used by the table. */
-uint64_t tfq__ex_hash(const uint8_t *p, size_t n);
+/* The key hash used by the table (inline: the parser hashes every feature name it meets). */
+static inline uint64_t tfq__ex_hash(const uint8_t *p, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15u ^ (n * 0xFF51AFD7ED558CCDu);
+  while (n >= 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    h = (h ^ w) * 0xC2B2AE3D27D4EB4Fu;
+    h ^= h >> 29;
+    p += 8;
+    n -= 8;
+  }
+  uint64_t w = 0;
+  for (size_t i = 0; i < n; i++) w |= (uint64_t)p[i] << (8 * i);
+  h = (h ^ w) * 0x165667B19E3779F9u;
+  h ^= h >> 32;
+  return h;
+}
+
+/* Whether the n bytes at a and b are equal; feature names are short, so up to 16 bytes take two
+ * overlapping fixed-size loads of each (inside both ranges) instead of a memcmp call. */
+static inline int tfq__ex_key_eq(const uint8_t *a, const uint8_t *b, size_t n) {
+  if (n > 16) return memcmp(a, b, n) == 0;
+  if (n >= 8) {
+    uint64_t x, y, u, v;
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+    memcpy(&u, a + n - 8, 8);
+    memcpy(&v, b + n - 8, 8);
+    return x == y && u == v;
+  }
+  if (n >= 4) {
+    uint32_t x, y, u, v;
+    memcpy(&x, a, 4);
+    memcpy(&y, b, 4);
+    memcpy(&u, a + n - 4, 4);
+    memcpy(&v, b + n - 4, 4);
+    return x == y && u == v;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (a[i] != b[i]) return 0;
+  return 1;
+}
 
 /* The slot of key [p, p+n), or -1. */
 static inline int32_t tfq__ex_lookup(const tfq_example_config *cfg, const uint8_t *p, size_t n) {
@@ -77,7 +117,7 @@ static inline int32_t tfq__ex_lookup(const tfq_example_config *cfg, const uint8_
     int32_t s = cfg->ht_slot[i];
     if (s == 0) return -1;
     const tfq__ex_slot *sl = &cfg->slots[s - 1];
-    if (cfg->ht_hash[i] == h && sl->key_len == n && (n == 0 || memcmp(sl->key, p, n) == 0))
+    if (cfg->ht_hash[i] == h && sl->key_len == n && tfq__ex_key_eq((const uint8_t *)sl->key, p, n))
       return s - 1;
   }
 }

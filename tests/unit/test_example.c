@@ -1654,3 +1654,22 @@ Test(example_random, fast_parser_matches_the_reference_value_by_value) {
   cr_assert_geq(successes, 500, "%d successes", successes);
   cr_assert_geq(failures, 300, "%d failures", failures);
 }
+
+/* ---- the key table's comparison (example_internal.h) ---- */
+
+#include "example/example_internal.h"
+
+/* Feature names are compared with fixed-size loads up to 16 bytes: a name equals only itself, at
+ * every length and whichever single byte differs (the overlap of the two loads included). */
+Test(example_keys, a_feature_name_equals_only_itself_at_every_length) {
+  uint8_t a[40], b[40];
+  for (size_t n = 0; n <= 33; n++) {
+    for (size_t i = 0; i < n; i++) a[i] = b[i] = (uint8_t)('a' + (i * 7) % 26);
+    cr_assert(tfq__ex_key_eq(a, b, n), "length %zu: equal names differ", n);
+    for (size_t i = 0; i < n; i++) {
+      b[i] ^= 0x20;
+      cr_assert(!tfq__ex_key_eq(a, b, n), "length %zu: byte %zu ignored", n, i);
+      b[i] ^= 0x20;
+    }
+  }
+}
