@@ -84,26 +84,26 @@ static inline uint64_t tfq__ex_hash(const uint8_t *p, size_t n) {
   return h;
 }
 
+static inline int tfq__ex_eq8(const uint8_t *a, const uint8_t *b) {
+  uint64_t x, y;
+  memcpy(&x, a, 8);
+  memcpy(&y, b, 8);
+  return x == y;
+}
+
+static inline int tfq__ex_eq4(const uint8_t *a, const uint8_t *b) {
+  uint32_t x, y;
+  memcpy(&x, a, 4);
+  memcpy(&y, b, 4);
+  return x == y;
+}
+
 /* Whether the n bytes at a and b are equal; feature names are short, so up to 16 bytes take two
  * overlapping fixed-size loads of each (inside both ranges) instead of a memcmp call. */
 static inline int tfq__ex_key_eq(const uint8_t *a, const uint8_t *b, size_t n) {
   if (n > 16) return memcmp(a, b, n) == 0;
-  if (n >= 8) {
-    uint64_t x, y, u, v;
-    memcpy(&x, a, 8);
-    memcpy(&y, b, 8);
-    memcpy(&u, a + n - 8, 8);
-    memcpy(&v, b + n - 8, 8);
-    return x == y && u == v;
-  }
-  if (n >= 4) {
-    uint32_t x, y, u, v;
-    memcpy(&x, a, 4);
-    memcpy(&y, b, 4);
-    memcpy(&u, a + n - 4, 4);
-    memcpy(&v, b + n - 4, 4);
-    return x == y && u == v;
-  }
+  if (n >= 8) return tfq__ex_eq8(a, b) && tfq__ex_eq8(a + n - 8, b + n - 8);
+  if (n >= 4) return tfq__ex_eq4(a, b) && tfq__ex_eq4(a + n - 4, b + n - 4);
   for (size_t i = 0; i < n; i++)
     if (a[i] != b[i]) return 0;
   return 1;
