@@ -143,6 +143,22 @@ TFQ_API size_t tfq_csv_options_num_columns(const tfq_csv_options *o);
 TFQ_API tfq_code tfq_decode_csv(const tfq_csv_options *o, const tfq_tensor *records,
                                 tfq_tuple **out, tfq_status *st) TFQ_WARN_UNUSED;
 
+/* As tfq_decode_csv(), but into `dst`, a tuple of tfq_csv_options_num_columns(o) slots that the
+ * caller keeps across calls (from tfq_tuple_new(), or filled by an earlier call), so that a steady
+ * decode loop allocates nothing for its numeric columns: a slot holding a tensor of the column's
+ * dtype and the shape of `records` that only `dst` references (refcount 1, not wrapped) is
+ * overwritten in place (a string tensor keeps its newest block of byte storage); any other slot
+ * (empty, another shape, shared) gets a new tensor and its old reference is dropped.  To keep a
+ * column beyond the next call, take a reference (tfq_tensor_ref) and the next call allocates
+ * anew.
+ * @return as tfq_decode_csv(), plus TFQ_INVALID_ARGUMENT "the output tuple has m slots for k
+ *         columns" and "dst must not be NULL".
+ * Ownership: `o` and `records` borrowed for the call; `dst` borrowed, its slots owned by it as
+ * before; on failure they hold tensors of unspecified contents (or stay empty).
+ * Thread-safety: as tfq_decode_csv(), each thread with its own `dst`.  Since: 0.2 */
+TFQ_API tfq_code tfq_decode_csv_into(const tfq_csv_options *o, const tfq_tensor *records,
+                                     tfq_tuple *dst, tfq_status *st) TFQ_WARN_UNUSED;
+
 /* As tfq_decode_csv() for n records given as (pointer, length) pairs (bytes may contain NUL);
  * outputs have shape [n].  lines/lens may be NULL when n == 0.
  * @return as tfq_decode_csv().  Ownership: all inputs borrowed for the call; *out as

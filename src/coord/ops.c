@@ -24,6 +24,7 @@ struct tfq_read_decode_op {
   size_t nmap, cap;
   _Atomic int64_t records;
   _Atomic(tfq_tensor *) lines; /* lines_step's string tensor, kept for the next step */
+  _Atomic(tfq_tuple *) cols;   /* lines_step's decoded columns, refilled by the next step */
 };
 
 tfq_code tfq_read_decode_op_new(tfq_reader *reader, tfq_queue *work, const tfq_csv_options *csv,
@@ -42,6 +43,7 @@ tfq_code tfq_read_decode_op_new(tfq_reader *reader, tfq_queue *work, const tfq_c
   op->batch = batch;
   atomic_init(&op->records, 0);
   atomic_init(&op->lines, NULL);
+  atomic_init(&op->cols, NULL);
   *out = op;
   tfq_status_clear(st);
   return TFQ_OK;
@@ -55,6 +57,7 @@ void tfq_read_decode_op_free(tfq_read_decode_op *op) {
   }
   tfq_free(op->map);
   tfq_tensor_free(atomic_load(&op->lines));
+  tfq_tuple_free(atomic_load(&op->cols));
   tfq_queue_free(op->work);
   tfq_queue_free(op->target);
   tfq_free(op);
@@ -349,13 +352,15 @@ static tfq_code lines_step(tfq_read_decode_op *op, tfq_cancel *cancel, int *hand
   }
   *handled = 1;
   vt->dims[0] = vt->nelems = m;
-  tfq_tuple *cols = NULL, *comp = NULL;
-  c = tfq_decode_csv(op->csv, vt, &cols, st);
+  /* The last step's columns (any thread's): those the queue copied are refilled in place. */
+  tfq_tuple *cols = atomic_exchange(&op->cols, NULL), *comp = NULL;
+  if (!cols) c = tfq_tuple_new(tfq_csv_options_num_columns(op->csv), &cols, st);
+  if (!c) c = tfq_decode_csv_into(op->csv, vt, cols, st);
   if (!c) c = components(op, cols, NULL, &comp, st);
   if (!c) c = tfq_queue_enqueue_many(op->target, comp, cancel, TFQ_NO_TIMEOUT, st);
   if (!c) atomic_fetch_add(&op->records, m);
-  tfq_tuple_free(cols);
-  recycle(op, comp);
+  recycle(op, comp); /* before the columns are kept: it drops comp's references to them */
+  tfq_tuple_free(c ? cols : atomic_exchange(&op->cols, cols));
   if (c == TFQ_INVALID_ARGUMENT && tfq_status_record(st) >= 0) {
     tfq_tensor *keys = NULL;
     tfq_status ks;

@@ -235,8 +235,21 @@ static size_t rec_bytes(rec_src *src, size_t n, size_t cap) {
   return total < cap ? total : cap;
 }
 
+/* Whether `t` can take column outputs of `dtype` and shape dims[0..rank) in place: nothing else
+ * references it and it does not wrap caller memory. */
+static int refillable(const tfq_tensor *t, tfq_dtype dtype, const int64_t *dims, int rank) {
+  if (!t || t->dtype != dtype || t->rank != rank || t->dealloc || tfq_tensor_refcount(t) != 1)
+    return 0;
+  for (int d = 0; d < rank; d++)
+    if (t->dims[d] != dims[d]) return 0;
+  return 1;
+}
+
+/* Decodes the n records of `src` into a new tuple (*out), or into `reuse` (its refillable
+ * tensors refilled, the others replaced; *out = reuse). */
 static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const int64_t *dims,
-                       int rank, tfq__csv_path path, tfq_tuple **out, tfq_status *st) {
+                       int rank, tfq__csv_path path, tfq_tuple *reuse, tfq_tuple **out,
+                       tfq_status *st) {
   *out = NULL;
   const size_t ncol = o->ndefs;
   if (ncol == 0)
@@ -265,7 +278,13 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
   void *data_s[SMALL_COLS];
   size_t scols_s[SMALL_COLS];
   const int small = ncol <= SMALL_COLS;
-  if ((rc = tfq_tuple_new(ncol, &tup, st))) return rc;
+  if (reuse && reuse->n != ncol)
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                          "the output tuple has %zu slots for %zu columns", reuse->n, ncol);
+  if (reuse)
+    tup = reuse;
+  else if ((rc = tfq_tuple_new(ncol, &tup, st)))
+    return rc;
   spans = small ? spans_s : tfq_malloc(ncol * sizeof *spans);
   data = small ? data_s : tfq_malloc(ncol * sizeof *data);
   scols = small ? scols_s : tfq_malloc(ncol * sizeof *scols);
@@ -279,7 +298,12 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
   for (size_t f = 0; f < ncol && !reserve; f++)
     if (o->defs[f].dtype == TFQ_STRING) reserve = rec_bytes(src, n, (size_t)16 * n);
   for (size_t f = 0; f < ncol; f++) {
-    tfq_tensor *t;
+    tfq_tensor *t = tup->c[f];
+    if (refillable(t, o->defs[f].dtype, dims, rank)) {
+      if (t->dtype == TFQ_STRING) tfq__tensor_strings_reset(t); /* keeps its newest chunk */
+      data[f] = t->data;
+      continue;
+    }
     if ((rc = tfq__tensor_alloc(o->defs[f].dtype, dims, rank, 0, &t, st))) goto fail;
     tfq_tuple_set_take(tup, f, t);
     data[f] = t->data;
@@ -409,7 +433,7 @@ fail:
     tfq_free(data);
     tfq_free(scols);
   }
-  tfq_tuple_free(tup);
+  if (tup != reuse) tfq_tuple_free(tup);
   return rc;
 }
 
@@ -417,7 +441,7 @@ tfq_code tfq__decode_csv_path(const tfq_csv_options *o, const char *const *recs,
                               size_t n, const int64_t *dims, int rank, tfq__csv_path path,
                               tfq_tuple **out, tfq_status *st) {
   rec_src s = {0, recs, lens, NULL, NULL, NULL};
-  return decode(o, &s, n, dims, rank, path, out, st);
+  return decode(o, &s, n, dims, rank, path, NULL, out, st);
 }
 
 tfq_code tfq_decode_csv(const tfq_csv_options *o, const tfq_tensor *records, tfq_tuple **out,
@@ -429,20 +453,33 @@ tfq_code tfq_decode_csv(const tfq_csv_options *o, const tfq_tensor *records, tfq
                           tfq_dtype_name(tfq_tensor_dtype(records)));
   rec_src s = {1, NULL, NULL, tfq__strs(records), NULL, NULL};
   return decode(o, &s, (size_t)tfq_tensor_num_elements(records), tfq_tensor_dims(records),
-                tfq_tensor_rank(records), TFQ__PATH_AUTO, out, st);
+                tfq_tensor_rank(records), TFQ__PATH_AUTO, NULL, out, st);
+}
+
+tfq_code tfq_decode_csv_into(const tfq_csv_options *o, const tfq_tensor *records, tfq_tuple *dst,
+                             tfq_status *st) {
+  if (tfq_tensor_dtype(records) != TFQ_STRING)
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                          "Expected records to be a string tensor, got %s",
+                          tfq_dtype_name(tfq_tensor_dtype(records)));
+  if (!dst) return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "dst must not be NULL");
+  rec_src s = {1, NULL, NULL, tfq__strs(records), NULL, NULL};
+  tfq_tuple *out;
+  return decode(o, &s, (size_t)tfq_tensor_num_elements(records), tfq_tensor_dims(records),
+                tfq_tensor_rank(records), TFQ__PATH_AUTO, dst, &out, st);
 }
 
 tfq_code tfq_decode_csv_lines(const tfq_csv_options *o, const char *const *lines,
                               const size_t *lens, size_t n, tfq_tuple **out, tfq_status *st) {
   int64_t dim = (int64_t)n;
   rec_src s = {0, lines, lens, NULL, NULL, NULL};
-  return decode(o, &s, n, &dim, 1, TFQ__PATH_AUTO, out, st);
+  return decode(o, &s, n, &dim, 1, TFQ__PATH_AUTO, NULL, out, st);
 }
 
 tfq_code tfq_decode_csv_record(const tfq_csv_options *o, const char *rec, size_t len,
                                tfq_tuple **out, tfq_status *st) {
   rec_src s = {0, &rec, &len, NULL, NULL, NULL};
-  return decode(o, &s, 1, NULL, 0, TFQ__PATH_AUTO, out, st);
+  return decode(o, &s, 1, NULL, 0, TFQ__PATH_AUTO, NULL, out, st);
 }
 
 static size_t count_lines(const char *buf, size_t len) {
@@ -462,5 +499,5 @@ tfq_code tfq_decode_csv_buffer(const tfq_csv_options *o, const char *buf, size_t
   size_t n = len ? count_lines(buf, len) : 0;
   int64_t dim = (int64_t)n;
   rec_src s = {2, NULL, NULL, NULL, buf, buf + len};
-  return decode(o, &s, n, &dim, 1, TFQ__PATH_AUTO, out, st);
+  return decode(o, &s, n, &dim, 1, TFQ__PATH_AUTO, NULL, out, st);
 }

@@ -210,13 +210,14 @@ static tfq_code commit_lines(tfq_reader *r, tfq__sink *out, const char *buf, siz
 }
 
 /* The read-decode op's take (readers_shared.h), r->mu held and a work unit current: up to n
- * complete lines from the buffer into `vt`, bytes copied in one block.  When the buffer holds no
- * complete line (a line crossing its end), the unconsumed bytes are moved to its front and it is
- * refilled once, as next_line would, so that the op keeps to this path across refills instead of
- * reading the next batch with a key per line.  What the refill cannot settle (end of file and its
- * last fragment, a read error, a line longer than the buffer or than max_line_bytes) is left to
- * textline_next, which holds those rules.  Returns the number of lines (0: none could be had this
- * way), or -1 out of memory (nothing taken). */
+ * complete lines from the buffer into `vt`, bytes copied in one block.  When the buffer cannot
+ * give n complete lines (it ends in a line that crosses its end), its unconsumed bytes are moved
+ * to its front and it is refilled once, as next_line would, before the lines are taken: the op
+ * then keeps to this path across refills, in steps of n lines (a step of fewer would give the op
+ * outputs of another shape, which it could not refill in place).  What the refill cannot settle
+ * (end of file and its last fragment, a read error, a line longer than the buffer or than
+ * max_line_bytes) is left to textline_next, which holds those rules.  Returns the number of
+ * lines (0: none could be had this way), or -1 out of memory (nothing taken). */
 int64_t tfq__textline_take(tfq_reader *r, tfq_tensor *vt, int64_t n, int64_t *first,
                            const char **work) {
   size_t avail, span = 0;
@@ -224,17 +225,16 @@ int64_t tfq__textline_take(tfq_reader *r, tfq_tensor *vt, int64_t n, int64_t *fi
   const char *buf = tfq__instream_peek(r->in, &avail);
   tfq__str *vs = tfq__strs(vt);
   int64_t m = r->scanned ? 0 : scan_lines(r, buf, avail, vs, n, &span, &tail);
-  if (m == 0 && (r->scanned || tail) && avail < tfq__instream_capacity(r->in) &&
-      avail <= r->o.max_line_bytes) {
+  if (m < n && (r->scanned || tail) && avail < tfq__instream_capacity(r->in)) {
     size_t got;
     tfq_status local;
     tfq_status_clear(&local);
-    /* An error stays with the stream: textline_next meets it again and reports it. */
-    if (tfq__instream_ensure(r->in, avail + 1, &buf, &got, &local) == TFQ_OK && got > avail) {
-      avail = got;
-      r->scanned = 0;
-      m = scan_lines(r, buf, avail, vs, n, &span, &tail);
-    }
+    /* The bytes may move even when nothing more comes (end of file, an error): scan again.  An
+     * error stays with the stream: textline_next meets it again and reports it. */
+    (void)tfq__instream_ensure(r->in, avail + 1, &buf, &got, &local);
+    avail = got;
+    r->scanned = 0;
+    m = scan_lines(r, buf, avail, vs, n, &span, &tail);
   }
   if (m == 0) {
     if (tail) r->scanned = avail; /* searched already: no '\n' in the buffer */

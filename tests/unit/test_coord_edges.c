@@ -199,13 +199,13 @@ Test(coord_rd, read_decode_step_prefixes_a_decode_error_with_the_failing_records
   rd_teardown(&f);
 }
 
-/* A TextLineReader with a 64-byte buffer over `text`, decoded as (float, float, int32) into a
- * FIFO queue of scalars, 8 lines a step. */
-static void rd_small_buffer(rd_fixture *f, const char *text) {
+/* A TextLineReader with a buffer of `buf` bytes over `text`, decoded as (float, float, int32) into
+ * a FIFO queue of scalars, 8 lines a step. */
+static void rd_small_buffer(rd_fixture *f, const char *text, size_t buf) {
   const char *p = write_file("in.csv", text, strlen(text));
   f->work = work_of(&p, 1);
   tfq_reader_options *o = opts();
-  tfq_reader_options_set_buffer_bytes(o, 64);
+  tfq_reader_options_set_buffer_bytes(o, buf);
   f->reader = new_reader(TFQ_READER_TEXT_LINE, o);
   tfq_reader_options_free(o);
   OK(tfq_csv_options_new(&f->csv, NULL));
@@ -221,14 +221,15 @@ static void rd_small_buffer(rd_fixture *f, const char *text) {
 
 /* The op takes the reader's buffered lines directly and refills the buffer itself when a line
  * crosses its end: every line arrives once, in order, with its values, whatever the line lengths
- * and terminators (CRLF, a last line without '\n', a line longer than the buffer). */
-Test(coord_rd, read_decode_op_delivers_every_line_across_buffer_refills) {
+ * and terminators (CRLF, a last line without '\n', a line longer than the buffer).  A buffer that
+ * holds a step's 8 lines gives steps of 8 lines across its refills; one of 64 bytes cannot. */
+static void every_line_across_refills(size_t buf, int full_steps) {
   char text[16384];
   size_t len = 0;
   int n = 300;
   for (int i = 0; i < n; i++) {
     const char *end = i == n - 1 ? "" : i % 7 == 3 ? "\r\n" : "\n";
-    if (i == 100) /* longer than the 64-byte buffer */
+    if (i == 100) /* longer than a 64-byte buffer */
       len += (size_t)snprintf(text + len, sizeof text - len, "%d.%s,%d.25,%d%s", i,
                               "0000000000000000000000000000000000000000000000000000000000000000"
                               "000000",
@@ -237,12 +238,14 @@ Test(coord_rd, read_decode_op_delivers_every_line_across_buffer_refills) {
       len += (size_t)snprintf(text + len, sizeof text - len, "%d.5,%d.25,%d%s", i, i, i, end);
   }
   rd_fixture f;
-  rd_small_buffer(&f, text);
+  rd_small_buffer(&f, text, buf);
   tfq_status *st = tfq_status_new();
   tfq_code c;
   int steps = 0;
   while ((c = tfq_read_decode_step(f.op, NULL, st)) == TFQ_OK) cr_assert_lt(++steps, 10 * n);
   cr_assert_eq(c, TFQ_OUT_OF_RANGE, "%s", tfq_status_message(st));
+  if (full_steps)
+    cr_assert_leq(steps, (n + 7) / 8 + 1, "%d steps: the refills cut steps short", steps);
   cr_assert_eq(tfq_queue_size(f.target), n);
   tfq_tuple *t;
   OK(tfq_queue_dequeue_many(f.target, n, &t, NULL, NOTIMEOUT, NULL));
@@ -259,6 +262,14 @@ Test(coord_rd, read_decode_op_delivers_every_line_across_buffer_refills) {
   rd_teardown(&f);
 }
 
+Test(coord_rd, read_decode_op_delivers_every_line_across_buffer_refills) {
+  every_line_across_refills(64, 0);
+}
+
+Test(coord_rd, read_decode_op_takes_whole_steps_across_buffer_refills) {
+  every_line_across_refills(256, 1);
+}
+
 /* A bad value met after many refills is named by its line number, as the keyed path names it. */
 Test(coord_rd, read_decode_op_names_a_bad_line_met_after_buffer_refills) {
   char text[8192];
@@ -267,7 +278,7 @@ Test(coord_rd, read_decode_op_names_a_bad_line_met_after_buffer_refills) {
     len += (size_t)snprintf(text + len, sizeof text - len, i == 157 ? "%d,x%d,%d\n" : "%d,%d,%d\n",
                             i, i, i);
   rd_fixture f;
-  rd_small_buffer(&f, text);
+  rd_small_buffer(&f, text, 64);
   tfq_status *st = tfq_status_new();
   tfq_code c;
   while ((c = tfq_read_decode_step(f.op, NULL, st)) == TFQ_OK) {

@@ -704,6 +704,8 @@ Test(decode_csv, bad_dtype_is_rejected) {
   tfq_csv_options_free(o);
 }
 
+static tfq_tensor *records_of(const char *const *recs, int64_t n);
+
 /* ---- allocation failures: every k-th allocation fails once, nothing leaks ---- */
 static long alloc_budget = -1, live = 0;
 static void *f_malloc(size_t n) {
@@ -748,6 +750,40 @@ Test(decode_csv_alloc, failed_allocations_return_resource_exhausted_without_leak
       saw_oom = 1;
     }
     tfq_tuple_free(t);
+    tfq_status_free(s2);
+    tfq_csv_options_free(o);
+    cr_assert_eq(live, 0, "leak after k=%ld", k);
+  }
+  cr_assert(saw_ok && saw_oom);
+  cr_assert_eq(tfq_set_allocator(NULL, NULL, NULL), TFQ_OK);
+}
+
+/* decode_into under failing allocations: the call fails cleanly, `dst` stays a valid tuple (its
+ * tensors freed with it, nothing leaks), and a later call with room succeeds into it. */
+Test(decode_csv_alloc, decode_into_failures_leave_a_valid_tuple_without_leaks) {
+  cr_assert_eq(tfq_set_allocator(f_malloc, f_realloc, f_free), TFQ_OK);
+  const char *recs[] = {"1.5,\"a\"\"b\",7", "2,plain,8"};
+  int saw_ok = 0, saw_oom = 0;
+  for (long k = 0; k < 200 && !saw_ok; k++) {
+    alloc_budget = -1;
+    tfq_csv_options *o = mk("f:0 s: l:0");
+    tfq_status *s2 = tfq_status_new();
+    tfq_tensor *r = records_of(recs, 2);
+    tfq_tuple *dst;
+    cr_assert_eq(tfq_tuple_new(3, &dst, NULL), TFQ_OK);
+    alloc_budget = k;
+    tfq_code rc = tfq_decode_csv_into(o, r, dst, s2);
+    alloc_budget = -1;
+    if (rc == TFQ_OK) {
+      saw_ok = 1;
+    } else {
+      cr_assert_eq(rc, TFQ_RESOURCE_EXHAUSTED, "k=%ld rc=%d %s", k, rc, tfq_status_message(s2));
+      saw_oom = 1;
+      cr_assert_eq(tfq_decode_csv_into(o, r, dst, s2), TFQ_OK, "k=%ld: no retry", k);
+    }
+    expect_str(dst, 1, STR("a\"b", "plain"));
+    tfq_tuple_free(dst);
+    tfq_tensor_free(r);
     tfq_status_free(s2);
     tfq_csv_options_free(o);
     cr_assert_eq(live, 0, "leak after k=%ld", k);
@@ -806,5 +842,76 @@ Test(decode_csv, integers_of_ten_and_nineteen_digits_decode_up_to_the_bounds) {
   t = NULL;
   expect_err(RUN(o, &t, "1,-9223372036854775809"), t,
              "Field 1 in record 0 is not a valid int64: -9223372036854775809");
+  tfq_csv_options_free(o);
+}
+
+/* ---- tfq_decode_csv_into ---- */
+
+/* A string tensor [n] of the given records. */
+static tfq_tensor *records_of(const char *const *recs, int64_t n) {
+  tfq_tensor *t;
+  cr_assert_eq(tfq_tensor_new(TFQ_STRING, &n, 1, &t, NULL), TFQ_OK);
+  for (int64_t i = 0; i < n; i++)
+    cr_assert_eq(tfq_tensor_set_string(t, i, recs[i], strlen(recs[i]), NULL), TFQ_OK);
+  return t;
+}
+
+Test(decode_csv, decode_into_refills_unshared_columns_in_place_and_replaces_the_others) {
+  tfq_csv_options *o = mk("i:0 f:0 s:x");
+  const char *a[3] = {"1,1.5,ab", "2,,", ",3.25,cd"}, *b[3] = {"7,0.5,", "8,8,efgh", "9,9,i"};
+  tfq_tensor *ra = records_of(a, 3), *rb = records_of(b, 3);
+  tfq_tuple *dst;
+  cr_assert_eq(tfq_tuple_new(3, &dst, NULL), TFQ_OK);
+  cr_assert_eq(tfq_decode_csv_into(o, ra, dst, st), TFQ_OK, "%s", tfq_status_message(st));
+  expect_i32(dst, 0, I32(1, 2, 0));
+  expect_f32(dst, 1, F32(1.5f, 0.f, 3.25f));
+  expect_str(dst, 2, STR("ab", "x", "cd"));
+  tfq_tensor *ints = tfq_tuple_get(dst, 0), *strs = tfq_tuple_get(dst, 2);
+  tfq_tensor *kept = tfq_tensor_ref(tfq_tuple_get(dst, 1)); /* shared: must not be overwritten */
+  cr_assert_eq(tfq_decode_csv_into(o, rb, dst, st), TFQ_OK, "%s", tfq_status_message(st));
+  cr_assert_eq(tfq_tuple_get(dst, 0), ints, "an unshared column is refilled in place");
+  cr_assert_eq(tfq_tuple_get(dst, 2), strs, "an unshared string column too");
+  cr_assert_neq(tfq_tuple_get(dst, 1), kept, "a shared column gets a new tensor");
+  expect_i32(dst, 0, I32(7, 8, 9));
+  expect_f32(dst, 1, F32(0.5f, 8.f, 9.f));
+  expect_str(dst, 2, STR("x", "efgh", "i"));
+  const float *kv = tfq_tensor_cdata(kept);
+  cr_assert(kv[0] == 1.5f && kv[1] == 0.f && kv[2] == 3.25f, "the shared column is intact");
+  cr_assert_eq(tfq_tensor_refcount(kept), 1, "dst dropped its reference to it");
+  tfq_tensor_free(kept);
+  /* another shape: new tensors with the right values */
+  const char *c1[1] = {"5,5,5"};
+  tfq_tensor *rc1 = records_of(c1, 1);
+  cr_assert_eq(tfq_decode_csv_into(o, rc1, dst, st), TFQ_OK, "%s", tfq_status_message(st));
+  cr_assert_eq(tfq_tensor_num_elements(tfq_tuple_get(dst, 0)), 1);
+  expect_str(dst, 2, STR("5"));
+  tfq_tensor_free(rc1);
+  tfq_tensor_free(ra);
+  tfq_tensor_free(rb);
+  tfq_tuple_free(dst);
+  tfq_csv_options_free(o);
+}
+
+Test(decode_csv, decode_into_reports_errors_as_decode_csv_does_and_checks_the_tuple) {
+  tfq_csv_options *o = mk("i:0 f:0");
+  const char *bad[2] = {"1,2", "3,x"};
+  tfq_tensor *r = records_of(bad, 2);
+  tfq_tuple *dst, *wrong;
+  cr_assert_eq(tfq_tuple_new(2, &dst, NULL), TFQ_OK);
+  cr_assert_eq(tfq_decode_csv_into(o, r, dst, st), TFQ_INVALID_ARGUMENT);
+  cr_assert_str_eq(tfq_status_message(st), "Field 1 in record 1 is not a valid float: x");
+  cr_assert_eq(tfq_tuple_new(3, &wrong, NULL), TFQ_OK);
+  cr_assert_eq(tfq_decode_csv_into(o, r, wrong, st), TFQ_INVALID_ARGUMENT);
+  cr_assert_str_eq(tfq_status_message(st), "the output tuple has 3 slots for 2 columns");
+  cr_assert_eq(tfq_decode_csv_into(o, r, NULL, st), TFQ_INVALID_ARGUMENT);
+  int64_t two = 2;
+  tfq_tensor *nums;
+  cr_assert_eq(tfq_tensor_new(TFQ_INT32, &two, 1, &nums, NULL), TFQ_OK);
+  cr_assert_eq(tfq_decode_csv_into(o, nums, dst, st), TFQ_INVALID_ARGUMENT);
+  cr_assert_str_eq(tfq_status_message(st), "Expected records to be a string tensor, got int32");
+  tfq_tensor_free(nums);
+  tfq_tuple_free(wrong);
+  tfq_tuple_free(dst);
+  tfq_tensor_free(r);
   tfq_csv_options_free(o);
 }
