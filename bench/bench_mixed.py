@@ -186,6 +186,14 @@ def main():
            "lines", 0.9)
     target("DM tfq-cat 2 readers / 1 reader (%d part files, 2 cores)" % a.parts, "parts-2",
            "parts-1", 1.6)
+    # What 2 cores allow if the pipeline's CPU per record stays what it is with 1 reader: the
+    # 2-reader wall time is at least half its CPU time, so the speed-up is at most
+    # 2 * wall(1 reader) / CPU(1 reader).  An estimate of the ceiling, not a measured limit (two
+    # readers may spend less or more CPU per record than one).
+    ceil = [2 * res["parts-1"][i]["wall_s"] / res["parts-1"][i]["cpu_s"] for i in range(a.runs)]
+    print("ESTIMATE #18 2 readers / 1 reader at the 1-reader CPU per record: at most %.2fx "
+          "(median of %d rounds, range %.2f-%.2f; 1 reader uses %.2f cores)" %
+          (med(ceil), a.runs, min(ceil), max(ceil), 2 / med(ceil)))
     if peers:
         best = max(peers, key=lambda p: med([rate(p, i) for i in range(a.runs)]))
         target("DM library decode (read + tfq_decode_csv_buffer) / best peer (%s, 1 CPU)" % best,

@@ -24,7 +24,8 @@
 #include "cat_stdin.h"
 
 /* Records a reader op reads at a time (read_up_to): the room the queue keeps for its producers
- * (capacity - min_after_dequeue, 3 batches by default) within [READ_CHUNK_MIN, READ_CHUNK_MAX],
+ * (capacity - min_after_dequeue: (threads + 2) batches by default, at least READ_CHUNK_MAX records
+ * with several readers, see widen_capacity) within [READ_CHUNK_MIN, READ_CHUNK_MAX],
  * so that an enqueue_many rarely waits for room half-way (each wait costs a sleep and a wake-up
  * on both sides) while the op's fixed costs per read (a handful of tensors) stay small per
  * record; but about READ_VALUES values at most for tfq-cat's wide rows: a read batch of rows
@@ -193,6 +194,27 @@ static void map_components(const app *a, tfq_read_decode_op *op, tfq_status *st)
   free(cols);
 }
 
+/* The most records a read step takes: READ_CHUNK_MAX, or about READ_VALUES values of wide rows. */
+static int64_t read_chunk_max(const app *a) {
+  if (a->stack_cols && !a->ex && (int64_t)a->nfields > READ_VALUES / READ_CHUNK_MAX) {
+    int64_t k = READ_VALUES / (int64_t)a->nfields;
+    return k < 1 ? 1 : k;
+  }
+  return READ_CHUNK_MAX;
+}
+
+/* The default capacity with several readers (TF's rule gave mad + (threads + 2) batches): room
+ * for at least one whole read step above min_after_dequeue, so that readers enqueue in steps of
+ * READ_CHUNK_MAX records instead of waiting for room half-way through smaller ones (on DM, two
+ * readers: 1.39x one reader with room for 512 records, 1.54x with 1,024). */
+static void widen_capacity(app *a) {
+  const options *o = &a->o;
+  if (o->capacity >= 0 || !o->shuffle || o->threads < 2) return;
+  int64_t room = read_chunk_max(a);
+  if (a->capacity - a->mad < room)
+    a->capacity = a->mad > INT64_MAX - room ? INT64_MAX : a->mad + room;
+}
+
 /* The reader threads: one reader and one op each, sharing the filename queue. */
 static void start_workers(app *a, tfq_status *st) {
   const options *o = &a->o;
@@ -202,10 +224,7 @@ static void start_workers(app *a, tfq_status *st) {
   int64_t chunk = a->capacity - (o->shuffle ? a->mad : 0);
   if (chunk < READ_CHUNK_MIN) chunk = READ_CHUNK_MIN;
   if (chunk > READ_CHUNK_MAX) chunk = READ_CHUNK_MAX;
-  if (a->stack_cols && !a->ex && (int64_t)a->nfields > READ_VALUES / chunk) {
-    chunk = READ_VALUES / (int64_t)a->nfields; /* wide rows: about READ_VALUES values a read */
-    if (chunk < 1) chunk = 1;
-  }
+  if (chunk > read_chunk_max(a)) chunk = read_chunk_max(a); /* wide rows */
   for (size_t i = 0; i < a->nfiles; i++)
     if (a->files[i].is_pipe && o->batch_size < chunk) chunk = o->batch_size;
   if (tfq_runner_new(a->q, &a->runner, st)) die_oom();
@@ -378,6 +397,7 @@ int pipeline_prepare(app *a, int argc, char **argv, tfq_status *st) {
       if (tfq_spec_add(a->spec, a->fields[i].dtype, NULL, 0, NULL, st)) die_oom();
   }
   if (o->keys && tfq_spec_add(a->spec, TFQ_STRING, NULL, 0, NULL, st)) die_oom();
+  widen_capacity(a);
   tfq_queue_options *qo;
   if (tfq_queue_options_new(&qo, st)) die_oom();
   tfq_queue_options_set_capacity(qo, a->capacity);

@@ -294,7 +294,7 @@ const char cat_usage_text[] =
     "  -n, --batches=N           batches to print (default 5; 0: until the input ends)\n"
     "      --shuffle             shuffle records in a RandomShuffleQueue (the default)\n"
     "      --no-shuffle          keep file order (one reader thread, FIFO queue)\n"
-    "      --capacity=N          queue capacity (default min_after_dequeue + 3 * batch size)\n"
+    "      --capacity=N          queue capacity (default: TF's rule, see tfq-cat(1))\n"
     "      --min-after-dequeue=N shuffle buffer floor (default 1000)\n"
     "      --seed=N              reproducible order (implies -j 1 unless -j is given); the\n"
     "                            seed drawn otherwise is printed on standard error\n"
@@ -671,10 +671,12 @@ cat_args_status cat_resolve(options *o, const char *first, cat_plan *p, char **m
   p->mad = o->min_after_dequeue >= 0 ? o->min_after_dequeue : 1000;
   if (o->capacity >= 0) {
     p->capacity = o->capacity;
-  } else { /* mad + 3 * batch_size (without -d), saturated: huge values are not UB */
-    int64_t room = INT64_MAX - (o->shuffle ? p->mad : 0);
+  } else { /* TF's rule, mad + (threads + 2) * batch_size (3 batches with one reader or without
+            * shuffling), saturated: huge values are not UB.  cat_pipeline.c may widen it for
+            * several readers (start_workers' read steps). */
+    int64_t room = INT64_MAX - (o->shuffle ? p->mad : 0), k = o->shuffle ? o->threads + 2 : 3;
     p->capacity =
-        o->batch_size > room / 3 ? INT64_MAX : (o->shuffle ? p->mad : 0) + 3 * o->batch_size;
+        o->batch_size > room / k ? INT64_MAX : (o->shuffle ? p->mad : 0) + k * o->batch_size;
   }
   if (o->shuffle && p->capacity <= p->mad)
     usage_error("--capacity=%" PRId64 " must be bigger than --min-after-dequeue=%" PRId64,

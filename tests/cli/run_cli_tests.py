@@ -453,6 +453,17 @@ case("threads_multiset", Q + ["-j", "4", "-b", "64", "-n", "0", "-o", "csv", "-d
      check=lambda c, rc, o, e: _same_multiset(c, o, 2))
 case("threads_seed", Q + HDR + ["--threads=3", "--seed=5", "-n", "0", "-o", "none", "--stats",
                                 "{iris}"], err=rb"records 150, ")
+# The default capacity: TF's rule, min_after_dequeue + (threads + 2) * batch size, and with two
+# or more readers room for a whole read step (1,024 records) above min_after_dequeue.
+STATS0 = Q + HDR + ["-n", "0", "-o", "none", "--stats"]
+case("capacity_default_one_reader", STATS0 + ["-j", "1", "-b", "8", "{iris}"],
+     err=rb"\(capacity 1024, min_after_dequeue 1000\)")
+case("capacity_default_two_readers_a_read_step", STATS0 + ["-j", "2", "-b", "8", "{iris}"],
+     err=rb"\(capacity 2024, min_after_dequeue 1000\)")
+case("capacity_default_tf_rule_with_big_batches", STATS0 + ["-j", "3", "-b", "512", "{iris}"],
+     err=rb"\(capacity 3560, min_after_dequeue 1000\)")
+case("capacity_given_is_kept", STATS0 + ["-j", "2", "-b", "8", "--capacity=1100", "{iris}"],
+     err=rb"\(capacity 1100, min_after_dequeue 1000\)")
 case("shuffle_flag", Q + HDR + ["--shuffle", "--seed=9", "-b", "150", "-n", "1", "-o", "csv",
                                 "{iris}"],
      check=lambda c, rc, o, e: _is_permutation_of_iris(o))
