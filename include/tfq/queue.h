@@ -49,7 +49,8 @@
  * Storage is contiguous and grows geometrically up to the capacity for components with fully
  * defined numeric shapes; other components are kept as one tensor per element.  Batches move
  * under one lock acquisition and wake at most one sleeping thread per side; a blocked call spins
- * briefly before it sleeps.
+ * briefly before it sleeps, less (down to not at all) on a queue whose waits keep outlasting the
+ * spin.
  *
  * Thread-safety: every tfq_queue_* call may be made from any thread, concurrently with any other
  * call on the same queue, except tfq_queue_free() of the last reference. */
