@@ -92,8 +92,9 @@ TFQ_API tfq_tensor *tfq_tensor_ref(tfq_tensor *t);
  * Ownership: takes one reference.  Thread-safety: any, concurrently.  Since: 0.1 */
 TFQ_API void tfq_tensor_free(tfq_tensor *t);
 
-/* Current reference count (a snapshot).  Ownership: nothing is taken.
- * Thread-safety: any, concurrently.  Since: 0.1 */
+/* Current reference count (a snapshot).  A count of 1 read here also orders after every access
+ * made through the references dropped before it (an acquire load), so the sole owner may then
+ * write the tensor.  Ownership: nothing is taken.  Thread-safety: any, concurrently.  Since: 0.1 */
 TFQ_API int64_t tfq_tensor_refcount(const tfq_tensor *t);
 
 /* Accessors.  REQUIRES: t != NULL, 0 <= i < rank.  Ownership: nothing is taken (tfq_tensor_dims:

@@ -192,7 +192,10 @@ void tfq__tensor_release(tfq_tensor *t, int64_t k) {
 }
 
 int64_t tfq_tensor_refcount(const tfq_tensor *t) {
-  return atomic_load_explicit(&((tfq_tensor *)t)->refs, memory_order_relaxed);
+  /* acquire: a caller that sees 1 and then writes the tensor (decode_csv_into, the _into
+   * dequeues, the read-decode op's recycling) must order after the other owners' last reads,
+   * which their tfq_tensor_free released. */
+  return atomic_load_explicit(&((tfq_tensor *)t)->refs, memory_order_acquire);
 }
 
 tfq_dtype tfq_tensor_dtype(const tfq_tensor *t) { return t->dtype; }
