@@ -108,6 +108,12 @@ char *tfq__tensor_arena_take(tfq_tensor *t, size_t len);
  * tfq__tensor_put_string then fills (a builder that can estimate its bytes saves the chunks of
  * geometric growth).  0, or -1 out of memory (the tensor unchanged). */
 int tfq__tensor_arena_reserve(tfq_tensor *t, size_t cap);
+/* Whether the caller, holding one reference, may overwrite `t` in place: nothing else references
+ * it (an acquire load, ordered after the other owners' last accesses) and it wraps no caller
+ * memory.  The check of every refill-in-place path (_into dequeues, decode_csv_into). */
+static inline int tfq__tensor_sole(const tfq_tensor *t) {
+  return !t->dealloc && atomic_load_explicit(&((tfq_tensor *)t)->refs, memory_order_acquire) == 1;
+}
 /* Drops `k` >= 1 references to `t` at once (tfq_tensor_free called k times, one atomic step):
  * for the queue's batches of rows that share an owner.  Thread-safe as tfq_tensor_free. */
 void tfq__tensor_release(tfq_tensor *t, int64_t k);

@@ -238,8 +238,7 @@ static size_t rec_bytes(rec_src *src, size_t n, size_t cap) {
 /* Whether `t` can take column outputs of `dtype` and shape dims[0..rank) in place: nothing else
  * references it and it does not wrap caller memory. */
 static int refillable(const tfq_tensor *t, tfq_dtype dtype, const int64_t *dims, int rank) {
-  if (!t || t->dtype != dtype || t->rank != rank || t->dealloc || tfq_tensor_refcount(t) != 1)
-    return 0;
+  if (!t || t->dtype != dtype || t->rank != rank || !tfq__tensor_sole(t)) return 0;
   for (int d = 0; d < rank; d++)
     if (t->dims[d] != dims[d]) return 0;
   return 1;
@@ -292,11 +291,10 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
     rc = TFQ__OOM(st);
     goto fail;
   }
-  /* A string column's bytes: reserved at once, at most 16 a record and no more than all the
-   * records' bytes, so that the usual short fields need one block instead of a growing chain. */
-  size_t reserve = 0;
-  for (size_t f = 0; f < ncol && !reserve; f++)
-    if (o->defs[f].dtype == TFQ_STRING) reserve = rec_bytes(src, n, (size_t)16 * n);
+  /* A new string column's bytes: reserved at once, at most 16 a record and no more than all the
+   * records' bytes, so that the usual short fields need one block instead of a growing chain
+   * (counted only when a string column is new: a refilled one keeps its block). */
+  size_t reserve = SIZE_MAX;
   for (size_t f = 0; f < ncol; f++) {
     tfq_tensor *t = tup->c[f];
     if (refillable(t, o->defs[f].dtype, dims, rank)) {
@@ -307,6 +305,8 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
     if ((rc = tfq__tensor_alloc(o->defs[f].dtype, dims, rank, 0, &t, st))) goto fail;
     tfq_tuple_set_take(tup, f, t);
     data[f] = t->data;
+    if (o->defs[f].dtype == TFQ_STRING && reserve == SIZE_MAX)
+      reserve = rec_bytes(src, n, (size_t)16 * n);
     if (o->defs[f].dtype == TFQ_STRING && tfq__tensor_arena_reserve(t, reserve)) {
       rc = TFQ__OOM(st);
       goto fail;

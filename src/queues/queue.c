@@ -1087,9 +1087,7 @@ static tfq_code str_settle(tfq_queue *q, size_t c, tfq_tensor **t, tfq_tensor **
 
 /* Whether `t` can take an element of component `k` in place (a batch of n elements: many). */
 static inline int reusable_as(const tfq_tensor *t, const tfq__comp *k, int many, int64_t n) {
-  if (!t || t->dtype != k->dtype || t->rank != k->rank + many || t->dealloc ||
-      atomic_load_explicit(&((tfq_tensor *)t)->refs, memory_order_acquire) != 1)
-    return 0;
+  if (!t || t->dtype != k->dtype || t->rank != k->rank + many || !tfq__tensor_sole(t)) return 0;
   if (many && t->dims[0] != n) return 0;
   for (int d = 0; d < k->rank; d++)
     if (t->dims[d + many] != k->dims[d]) return 0;
