@@ -108,6 +108,9 @@ MAKERS = {
     "tfr_trunc": lambda ctx: _corrupt(ctx, "trunc.tfrecord", MAKERS["tfr"], 0, truncate=6),
     "big": lambda ctx: _big(ctx, 64 << 20),
     "lines20k": _mk("lines20k.csv", lambda ctx: b"".join(b"%d,%d\n" % (i, i * 7) for i in range(20000))),
+    # line 15,001 of 20,000 is not a number
+    "bad20k": _mk("bad20k.csv", lambda ctx: b"".join(
+        (b"x,%d\n" % i) if i == 15000 else b"%d,%d\n" % (i, i * 7) for i in range(20000))),
     "longlines": _mk("a_rather_long_file_name_to_show_key_truncation.txt",
                      b"x" * 120 + b"\n" + "\u00e9".encode() * 100 + b"\nshort\n"),
     "exs": _mk("examples.tfrecord", lambda ctx: _tfrecords(EXS())),
@@ -451,17 +454,25 @@ case("small_queue", Q + HDR + ["--capacity=20", "--min-after-dequeue=10", "--see
 case("threads_multiset", Q + ["-j", "4", "-b", "64", "-n", "0", "-o", "csv", "-d", "int,int",
                               "{lines20k}", "{lines20k}"],
      check=lambda c, rc, o, e: _same_multiset(c, o, 2))
+# Threads whose reader has no file left share the others' readers: every record of one file
+# still comes out exactly once, and an error names its line as with one thread.
+case("threads_share_one_file", Q + ["-j", "3", "-b", "64", "-n", "0", "-o", "csv", "-d",
+                                    "int,int", "{lines20k}"],
+     check=lambda c, rc, o, e: _same_multiset(c, o, 1))
+case("threads_share_one_file_error_line", Q + ["-j", "2", "-n", "0", "-o", "none", "-d",
+                                               "int,int", "{bad20k}"], code=1,
+     err=rb"^tfq-cat: bad20k\.csv:15001: Field 0 in record 0 is not a valid int32: x\n$")
 case("threads_seed", Q + HDR + ["--threads=3", "--seed=5", "-n", "0", "-o", "none", "--stats",
                                 "{iris}"], err=rb"records 150, ")
 # The default capacity: TF's rule, min_after_dequeue + (threads + 2) * batch size, and with two
-# or more readers room for a whole read step (1,024 records) above min_after_dequeue.
+# or more readers room for a whole read step (1,024 records) per reader above min_after_dequeue.
 STATS0 = Q + HDR + ["-n", "0", "-o", "none", "--stats"]
 case("capacity_default_one_reader", STATS0 + ["-j", "1", "-b", "8", "{iris}"],
      err=rb"\(capacity 1024, min_after_dequeue 1000\)")
-case("capacity_default_two_readers_a_read_step", STATS0 + ["-j", "2", "-b", "8", "{iris}"],
-     err=rb"\(capacity 2024, min_after_dequeue 1000\)")
-case("capacity_default_tf_rule_with_big_batches", STATS0 + ["-j", "3", "-b", "512", "{iris}"],
-     err=rb"\(capacity 3560, min_after_dequeue 1000\)")
+case("capacity_default_two_readers_a_read_step_each", STATS0 + ["-j", "2", "-b", "8", "{iris}"],
+     err=rb"\(capacity 3048, min_after_dequeue 1000\)")
+case("capacity_default_tf_rule_with_big_batches", STATS0 + ["-j", "2", "-b", "1024", "{iris}"],
+     err=rb"\(capacity 5096, min_after_dequeue 1000\)")
 case("capacity_given_is_kept", STATS0 + ["-j", "2", "-b", "8", "--capacity=1100", "{iris}"],
      err=rb"\(capacity 1100, min_after_dequeue 1000\)")
 case("shuffle_flag", Q + HDR + ["--shuffle", "--seed=9", "-b", "150", "-n", "1", "-o", "csv",
