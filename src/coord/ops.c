@@ -3,6 +3,7 @@
 #include <string.h>
 #include <tfq/ops.h>
 
+#include "../csv/csv_shared.h"
 #include "../readers/readers_shared.h"
 #include "coord_internal.h"
 
@@ -10,6 +11,7 @@ typedef struct mapping {
   size_t *cols;
   size_t n;
   int stack;
+  int direct; /* lines_step decodes the columns straight into the stacked component (plan_direct) */
   _Atomic(tfq_tensor *) spare; /* a numeric stacked component the queue copied: refilled */
 } mapping;
 
@@ -21,7 +23,8 @@ struct tfq_read_decode_op {
   int keys;
   int64_t shard_index, shard_count; /* keep the records of shard index of count */
   mapping *map;
-  size_t nmap, cap;
+  size_t nmap, cap, ndirect; /* ndirect: mappings with direct set */
+  size_t *owner;             /* plan_direct's first mapping of each column, or NULL */
   _Atomic int64_t records;
   _Atomic(tfq_tensor *) lines; /* lines_step's string tensor, kept for the next step */
   _Atomic(tfq_tuple *) cols;   /* lines_step's decoded columns, refilled by the next step */
@@ -56,6 +59,7 @@ void tfq_read_decode_op_free(tfq_read_decode_op *op) {
     tfq_tensor_free(atomic_load(&op->map[i].spare));
   }
   tfq_free(op->map);
+  tfq_free(op->owner);
   tfq_tensor_free(atomic_load(&op->lines));
   tfq_tuple_free(atomic_load(&op->cols));
   tfq_queue_free(op->work);
@@ -119,6 +123,32 @@ int64_t tfq_read_decode_op_records(const tfq_read_decode_op *op) {
   return atomic_load(&op->records);
 }
 
+/* Whether lines_step decodes the new mapping i's columns in place: k >= 2 columns of one numeric
+ * dtype, none of them used by another component or twice (a column has one place to go).  A
+ * column used again takes its first user out too.  op->owner[c]: the first mapping of column c. */
+static void plan_direct(tfq_read_decode_op *op, size_t i) {
+  size_t ncol = tfq_csv_options_num_columns(op->csv);
+  mapping *m = &op->map[i];
+  tfq_dtype dt = m->cols[0] < ncol ? tfq__csv_column_dtype(op->csv, m->cols[0]) : 0;
+  m->direct = m->stack && m->n >= 2 && dt != 0 && dt != TFQ_STRING;
+  for (size_t j = 0; j < m->n; j++) {
+    size_t c = m->cols[j];
+    if (c >= ncol || tfq__csv_column_dtype(op->csv, c) != dt) {
+      m->direct = 0;
+      continue;
+    }
+    if (op->owner[c] == SIZE_MAX) {
+      op->owner[c] = i;
+      continue;
+    }
+    mapping *first = &op->map[op->owner[c]];
+    if (first != m && first->direct) op->ndirect--;
+    first->direct = 0;
+    m->direct = 0;
+  }
+  op->ndirect += m->direct != 0;
+}
+
 tfq_code tfq_read_decode_op_add_component(tfq_read_decode_op *op, const size_t *cols, size_t n,
                                           int stack, tfq_status *st) {
   if (n == 0) return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "a component needs a column");
@@ -132,6 +162,12 @@ tfq_code tfq_read_decode_op_add_component(tfq_read_decode_op *op, const size_t *
     op->map = m;
     op->cap = cap;
   }
+  size_t ncol = op->csv ? tfq_csv_options_num_columns(op->csv) : 0;
+  if (ncol && !op->owner) {
+    op->owner = tfq_malloc(ncol * sizeof *op->owner);
+    if (!op->owner) return TFQ__OOM(st);
+    for (size_t k = 0; k < ncol; k++) op->owner[k] = SIZE_MAX;
+  }
   size_t *c = tfq_malloc(n * sizeof *c);
   if (!c) return TFQ__OOM(st);
   memcpy(c, cols, n * sizeof *c);
@@ -140,6 +176,8 @@ tfq_code tfq_read_decode_op_add_component(tfq_read_decode_op *op, const size_t *
   nm->n = n;
   nm->stack = stack != 0;
   atomic_init(&nm->spare, NULL);
+  nm->direct = 0;
+  if (ncol) plan_direct(op, op->nmap - 1);
   tfq_status_clear(st);
   return TFQ_OK;
 }
@@ -215,9 +253,10 @@ static tfq_code stack_columns(tfq_tuple *cols, mapping *m, tfq_tensor **out, tfq
   return TFQ_OK;
 }
 
-/* The target's components from the decoded columns (or the records), plus the keys. */
+/* The target's components from the decoded columns (or the records), plus the keys.  direct
+ * (NULL: none): component i is direct[i] where that is set, moved into the tuple (set to NULL). */
 static tfq_code components(tfq_read_decode_op *op, tfq_tuple *cols, tfq_tensor *keys,
-                           tfq_tuple **out, tfq_status *st) {
+                           tfq_tensor **direct, tfq_tuple **out, tfq_status *st) {
   size_t n = op->nmap ? op->nmap : cols->n, k = n + (op->keys != 0);
   tfq_tuple *comp;
   tfq_code c = tfq_tuple_new(k, &comp, st);
@@ -226,6 +265,11 @@ static tfq_code components(tfq_read_decode_op *op, tfq_tuple *cols, tfq_tensor *
     mapping *m = op->nmap ? &op->map[i] : NULL;
     if (!m) {
       comp->c[i] = tfq_tensor_ref(cols->c[i]);
+      continue;
+    }
+    if (direct && direct[i]) {
+      comp->c[i] = direct[i];
+      direct[i] = NULL;
       continue;
     }
     for (size_t j = 0; !c && j < m->n; j++)
@@ -270,7 +314,7 @@ static tfq_code deliver(tfq_read_decode_op *op, tfq_tensor *keys, tfq_tensor *va
   } else if (!(c = tfq_tuple_new(1, &cols, st))) {
     cols->c[0] = tfq_tensor_ref(values);
   }
-  if (!c) c = components(op, cols, keys, &comp, st);
+  if (!c) c = components(op, cols, keys, NULL, &comp, st);
   if (!c) c = tfq_queue_enqueue_many(op->target, comp, cancel, TFQ_NO_TIMEOUT, st);
   if (!c) atomic_fetch_add(&op->records, n);
   tfq_tuple_free(cols);
@@ -319,6 +363,48 @@ static tfq_code salvage(tfq_read_decode_op *op, tfq_tensor *keys, tfq_tensor *va
   return c;
 }
 
+/* Stacked components decoded in place (plan_direct): for each such mapping i, direct[i] is a
+ * [m, k] tensor (the spare the queue copied last time, or a new one) and outs[] points its
+ * columns at their places in it; the other entries are NULL.  The arrays are the _s ones given
+ * (DIRECT_SMALL entries) when large enough, else allocated (free_direct frees them). */
+#define DIRECT_SMALL 64
+static tfq_code direct_outputs(tfq_read_decode_op *op, int64_t m, size_t ncol, tfq__csv_out *outs_s,
+                               tfq_tensor **direct_s, tfq__csv_out **outs, tfq_tensor ***direct,
+                               tfq_status *st) {
+  *outs = ncol <= DIRECT_SMALL ? outs_s : tfq__calloc(ncol, sizeof **outs);
+  *direct = op->nmap <= DIRECT_SMALL ? direct_s : tfq__calloc(op->nmap, sizeof **direct);
+  if (!*outs || !*direct) return TFQ__OOM(st);
+  memset(*outs, 0, ncol * sizeof **outs);
+  memset(*direct, 0, op->nmap * sizeof **direct);
+  for (size_t i = 0; i < op->nmap; i++) {
+    mapping *mp = &op->map[i];
+    if (!mp->direct) continue;
+    tfq_dtype dt = tfq__csv_column_dtype(op->csv, mp->cols[0]);
+    tfq_tensor *t = atomic_exchange(&mp->spare, NULL);
+    if (!t || t->dtype != dt || t->dims[0] != m || !tfq__tensor_sole(t)) {
+      tfq_tensor_free(t);
+      int64_t dims[2] = {m, (int64_t)mp->n};
+      tfq_code c = tfq__tensor_alloc(dt, dims, 2, 0, &t, st);
+      if (c) return c;
+    }
+    (*direct)[i] = t;
+    size_t esz = tfq_dtype_size(dt);
+    for (size_t j = 0; j < mp->n; j++)
+      (*outs)[mp->cols[j]] = (tfq__csv_out){(char *)t->data + j * esz, mp->n * esz};
+  }
+  return TFQ_OK;
+}
+
+/* After direct_outputs: the tensors components() did not take go back as spares; the arrays
+ * are freed when they were allocated. */
+static void free_direct(tfq_read_decode_op *op, tfq_tensor **direct, tfq__csv_out *outs_s,
+                        tfq_tensor **direct_s, tfq__csv_out *outs) {
+  for (size_t i = 0; direct && i < op->nmap; i++)
+    if (direct[i]) tfq_tensor_free(atomic_exchange(&op->map[i].spare, direct[i]));
+  if (direct != direct_s) tfq_free(direct);
+  if (outs != outs_s) tfq_free(outs);
+}
+
 /* Keeps `vt` (NULL: nothing) for the next lines_step when nothing else references it. */
 static void keep_lines(tfq_read_decode_op *op, tfq_tensor *vt) {
   if (vt && tfq_tensor_refcount(vt) == 1) vt = atomic_exchange(&op->lines, vt);
@@ -354,9 +440,16 @@ static tfq_code lines_step(tfq_read_decode_op *op, tfq_cancel *cancel, int *hand
   vt->dims[0] = vt->nelems = m;
   /* The last step's columns (any thread's): those the queue copied are refilled in place. */
   tfq_tuple *cols = atomic_exchange(&op->cols, NULL), *comp = NULL;
-  if (!cols) c = tfq_tuple_new(tfq_csv_options_num_columns(op->csv), &cols, st);
-  if (!c) c = tfq_decode_csv_into(op->csv, vt, cols, st);
-  if (!c) c = components(op, cols, NULL, &comp, st);
+  size_t ncol = tfq_csv_options_num_columns(op->csv);
+  tfq__csv_out outs_s[DIRECT_SMALL], *outs = NULL;
+  tfq_tensor *direct_s[DIRECT_SMALL], **direct = NULL;
+  if (!cols) c = tfq_tuple_new(ncol, &cols, st);
+  if (!c && op->ndirect) c = direct_outputs(op, m, ncol, outs_s, direct_s, &outs, &direct, st);
+  if (!c)
+    c = outs ? tfq__decode_csv_into_out(op->csv, vt, cols, outs, st)
+             : tfq_decode_csv_into(op->csv, vt, cols, st);
+  if (!c) c = components(op, cols, NULL, direct, &comp, st);
+  free_direct(op, direct, outs_s, direct_s, outs);
   if (!c) c = tfq_queue_enqueue_many(op->target, comp, cancel, TFQ_NO_TIMEOUT, st);
   if (!c) atomic_fetch_add(&op->records, m);
   recycle(op, comp); /* before the columns are kept: it drops comp's references to them */

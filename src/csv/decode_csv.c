@@ -6,6 +6,7 @@
 
 #include "csv_internal.h"
 #include "csv_number_fast.h"
+#include "csv_shared.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -61,7 +62,8 @@ typedef struct fused_ctx {
   int q;
   const char *na;
   size_t na_len;
-  void **data;
+  char **data; /* column f's value i is at data[f] + i * stride[f] */
+  const size_t *stride;
   tfq_tuple *tup;
   tfq__lcsv *lc;
   tfq__span *strs;     /* the record's string fields, written on success */
@@ -102,35 +104,35 @@ static inline int is_na(const fused_ctx *c, const char *p, size_t n) {
 
 /* Converts the contents of a quoted field: the fast routines when they take all of it, else the
  * general parsers. */
-static int fused_convert(const tfq__csv_default *d, void *col, size_t i, const tfq__span *sp) {
+static int fused_convert(const tfq__csv_default *d, char *at, const tfq__span *sp) {
   const char *p = sp->p, *end = p + sp->len;
   int64_t v = 0; /* set by fast_int when it returns end; the initialiser quiets gcc --coverage */
   switch (d->dtype) {
     case TFQ_FLOAT:
-      return fast_f32(p, end, end, &((float *)col)[i]) == end ||
-             tfq__parse_f32(p, sp->len, &((float *)col)[i]);
+      return fast_f32(p, end, end, (float *)(void *)at) == end ||
+             tfq__parse_f32(p, sp->len, (float *)(void *)at);
     case TFQ_DOUBLE:
-      return fast_f64(p, end, end, &((double *)col)[i]) == end ||
-             tfq__parse_f64(p, sp->len, &((double *)col)[i]);
+      return fast_f64(p, end, end, (double *)(void *)at) == end ||
+             tfq__parse_f64(p, sp->len, (double *)(void *)at);
     case TFQ_INT32:
       if (fast_int(p, end, end, INT32_MAX, &v) == end) {
-        ((int32_t *)col)[i] = (int32_t)v;
+        *(int32_t *)(void *)at = (int32_t)v;
         return 1;
       }
-      return tfq__parse_i32(p, sp->len, &((int32_t *)col)[i]);
+      return tfq__parse_i32(p, sp->len, (int32_t *)(void *)at);
     case TFQ_INT64:
-      return fast_int(p, end, end, INT64_MAX, &((int64_t *)col)[i]) == end ||
-             tfq__parse_i64(p, sp->len, &((int64_t *)col)[i]);
+      return fast_int(p, end, end, INT64_MAX, (int64_t *)(void *)at) == end ||
+             tfq__parse_i64(p, sp->len, (int64_t *)(void *)at);
     default: return 1;
   }
 }
 
-static void put_default(const tfq__csv_default *d, void *col, size_t i) {
+static void put_default(const tfq__csv_default *d, char *at) {
   switch (d->dtype) {
-    case TFQ_FLOAT: ((float *)col)[i] = d->v.f; break;
-    case TFQ_DOUBLE: ((double *)col)[i] = d->v.d; break;
-    case TFQ_INT32: ((int32_t *)col)[i] = d->v.i32; break;
-    case TFQ_INT64: ((int64_t *)col)[i] = d->v.i64; break;
+    case TFQ_FLOAT: *(float *)(void *)at = d->v.f; break;
+    case TFQ_DOUBLE: *(double *)(void *)at = d->v.d; break;
+    case TFQ_INT32: *(int32_t *)(void *)at = d->v.i32; break;
+    case TFQ_INT64: *(int64_t *)(void *)at = d->v.i64; break;
     default: break;
   }
 }
@@ -145,12 +147,12 @@ static int fused_row(fused_ctx *c, const char *rec, size_t len, const char *lim,
   if (len == 0) return 0;
   for (size_t f = 0; f < ncol; f++) {
     const tfq__csv_default *d = &c->defs[f];
-    void *col = c->data[f];
+    char *at = c->data[f] + i * c->stride[f];
     const char *e;
     if (p == end || (unsigned char)*p == delim) { /* empty: the default */
       if (d->required) return 0;
       e = p;
-      put_default(d, col, i);
+      put_default(d, at);
       if (d->dtype == TFQ_STRING) {
         c->strs[f].p = d->s;
         c->strs[f].len = d->s_len;
@@ -165,27 +167,27 @@ static int fused_row(fused_ctx *c, const char *rec, size_t len, const char *lim,
       if (tfq__lcsv_quoted(c->lc, p, end, &sp, &e) != TFQ__TOK_OK) return 0;
       if (sp.len == 0 || is_na(c, sp.p, sp.len)) {
         if (d->required) return 0;
-        put_default(d, col, i);
+        put_default(d, at);
         if (d->dtype == TFQ_STRING) {
           c->strs[f].p = d->s;
           c->strs[f].len = d->s_len;
         }
       } else if (d->dtype == TFQ_STRING) {
         c->strs[f] = sp;
-      } else if (!fused_convert(d, col, i, &sp)) {
+      } else if (!fused_convert(d, at, &sp)) {
         return 0;
       }
     } else {
       switch (d->dtype) {
-        case TFQ_FLOAT: e = fast_f32(p, end, lim, &((float *)col)[i]); break;
-        case TFQ_DOUBLE: e = fast_f64(p, end, lim, &((double *)col)[i]); break;
+        case TFQ_FLOAT: e = fast_f32(p, end, lim, (float *)(void *)at); break;
+        case TFQ_DOUBLE: e = fast_f64(p, end, lim, (double *)(void *)at); break;
         case TFQ_INT32: {
           int64_t v = 0;
           e = fast_int(p, end, lim, INT32_MAX, &v);
-          ((int32_t *)col)[i] = (int32_t)v;
+          *(int32_t *)(void *)at = (int32_t)v;
           break;
         }
-        case TFQ_INT64: e = fast_int(p, end, lim, INT64_MAX, &((int64_t *)col)[i]); break;
+        case TFQ_INT64: e = fast_int(p, end, lim, INT64_MAX, (int64_t *)(void *)at); break;
         default:
           e = field_end(p, end, lim, delim, c->q);
           if (e) {
@@ -196,7 +198,7 @@ static int fused_row(fused_ctx *c, const char *rec, size_t len, const char *lim,
       if (!e || (e != end && (unsigned char)*e != delim)) return 0;
       if (c->na_len && is_na(c, p, (size_t)(e - p))) {
         if (d->required) return 0;
-        put_default(d, col, i);
+        put_default(d, at);
         if (d->dtype == TFQ_STRING) {
           c->strs[f].p = d->s;
           c->strs[f].len = d->s_len;
@@ -220,6 +222,8 @@ static int fused_row(fused_ctx *c, const char *rec, size_t len, const char *lim,
 }
 
 #define SMALL_COLS 32
+/* Where decode() puts column f's value i. */
+#define AT(T, f, i) ((T *)(void *)(data[f] + (i)*stride[f]))
 
 /* The bytes of the n records of `src`, or `cap` when that is less. */
 static size_t rec_bytes(rec_src *src, size_t n, size_t cap) {
@@ -245,10 +249,11 @@ static int refillable(const tfq_tensor *t, tfq_dtype dtype, const int64_t *dims,
 }
 
 /* Decodes the n records of `src` into a new tuple (*out), or into `reuse` (its refillable
- * tensors refilled, the others replaced; *out = reuse). */
+ * tensors refilled, the others replaced; *out = reuse).  `outs` (NULL: none): the numeric
+ * columns with outs[f].base set are written there instead (tfq__decode_csv_into_out). */
 static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const int64_t *dims,
-                       int rank, tfq__csv_path path, tfq_tuple *reuse, tfq_tuple **out,
-                       tfq_status *st) {
+                       int rank, tfq__csv_path path, tfq_tuple *reuse, const tfq__csv_out *outs,
+                       tfq_tuple **out, tfq_status *st) {
   *out = NULL;
   const size_t ncol = o->ndefs;
   if (ncol == 0)
@@ -268,14 +273,14 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
   tfq__span *spans = NULL;
   tfq__lcsv *lc = NULL;
   tfq__scratch sc = {NULL, 0, 0};
-  void **data = NULL;
-  size_t *scols = NULL;
+  char **data = NULL;
+  size_t *scols = NULL, *stride = NULL;
   size_t at = SIZE_MAX; /* the record being decoded: an error's location */
 
   /* per-column scratch: on the stack for up to SMALL_COLS columns (no allocation per call) */
   tfq__span spans_s[SMALL_COLS];
-  void *data_s[SMALL_COLS];
-  size_t scols_s[SMALL_COLS];
+  char *data_s[SMALL_COLS];
+  size_t scols_s[SMALL_COLS], stride_s[SMALL_COLS];
   const int small = ncol <= SMALL_COLS;
   if (reuse && reuse->n != ncol)
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
@@ -287,7 +292,8 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
   spans = small ? spans_s : tfq_malloc(ncol * sizeof *spans);
   data = small ? data_s : tfq_malloc(ncol * sizeof *data);
   scols = small ? scols_s : tfq_malloc(ncol * sizeof *scols);
-  if (!spans || !data || !scols) {
+  stride = small ? stride_s : tfq_malloc(ncol * sizeof *stride);
+  if (!spans || !data || !scols || !stride) {
     rc = TFQ__OOM(st);
     goto fail;
   }
@@ -297,6 +303,12 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
   size_t reserve = SIZE_MAX;
   for (size_t f = 0; f < ncol; f++) {
     tfq_tensor *t = tup->c[f];
+    stride[f] = tfq_dtype_size(o->defs[f].dtype);
+    if (outs && outs[f].base) {
+      data[f] = outs[f].base;
+      stride[f] = outs[f].stride;
+      continue;
+    }
     if (refillable(t, o->defs[f].dtype, dims, rank)) {
       if (t->dtype == TFQ_STRING) tfq__tensor_strings_reset(t); /* keeps its newest chunk */
       data[f] = t->data;
@@ -322,7 +334,8 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
   size_t nscols = 0;
   for (size_t f = 0; f < ncol; f++)
     if (o->defs[f].dtype == TFQ_STRING) scols[nscols++] = f;
-  fused_ctx fr = {o->defs, ncol, delim, q, na, na_len, data, tup, NULL, spans, scols, nscols};
+  fused_ctx fr = {o->defs, ncol, delim, q,     na,    na_len, data,
+                  stride,  tup,  NULL,  spans, scols, nscols};
   for (size_t i = 0; i < n; i++) {
     const char *rec;
     size_t len, kept;
@@ -369,10 +382,10 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
           goto fail;
         }
         switch (d->dtype) {
-          case TFQ_FLOAT: ((float *)data[f])[i] = d->v.f; break;
-          case TFQ_DOUBLE: ((double *)data[f])[i] = d->v.d; break;
-          case TFQ_INT32: ((int32_t *)data[f])[i] = d->v.i32; break;
-          case TFQ_INT64: ((int64_t *)data[f])[i] = d->v.i64; break;
+          case TFQ_FLOAT: *AT(float, f, i) = d->v.f; break;
+          case TFQ_DOUBLE: *AT(double, f, i) = d->v.d; break;
+          case TFQ_INT32: *AT(int32_t, f, i) = d->v.i32; break;
+          case TFQ_INT64: *AT(int64_t, f, i) = d->v.i64; break;
           default:
             if (tfq__tensor_put_string(tfq_tuple_get(tup, f), (int64_t)i, d->s, d->s_len)) {
               rc = TFQ__OOM(st);
@@ -383,25 +396,25 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
       }
       switch (d->dtype) {
         case TFQ_FLOAT:
-          if (!tfq__parse_f32(sp->p, sp->len, &((float *)data[f])[i])) {
+          if (!tfq__parse_f32(sp->p, sp->len, AT(float, f, i))) {
             rc = field_error(st, f, i, "float", sp);
             goto fail;
           }
           break;
         case TFQ_DOUBLE:
-          if (!tfq__parse_f64(sp->p, sp->len, &((double *)data[f])[i])) {
+          if (!tfq__parse_f64(sp->p, sp->len, AT(double, f, i))) {
             rc = field_error(st, f, i, "double", sp);
             goto fail;
           }
           break;
         case TFQ_INT32:
-          if (!tfq__parse_i32(sp->p, sp->len, &((int32_t *)data[f])[i])) {
+          if (!tfq__parse_i32(sp->p, sp->len, AT(int32_t, f, i))) {
             rc = field_error(st, f, i, "int32", sp);
             goto fail;
           }
           break;
         case TFQ_INT64:
-          if (!tfq__parse_i64(sp->p, sp->len, &((int64_t *)data[f])[i])) {
+          if (!tfq__parse_i64(sp->p, sp->len, AT(int64_t, f, i))) {
             rc = field_error(st, f, i, "int64", sp);
             goto fail;
           }
@@ -420,6 +433,7 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
     tfq_free(spans);
     tfq_free(data);
     tfq_free(scols);
+    tfq_free(stride);
   }
   *out = tup;
   tfq_status_clear(st);
@@ -432,6 +446,7 @@ fail:
     tfq_free(spans);
     tfq_free(data);
     tfq_free(scols);
+    tfq_free(stride);
   }
   if (tup != reuse) tfq_tuple_free(tup);
   return rc;
@@ -441,7 +456,7 @@ tfq_code tfq__decode_csv_path(const tfq_csv_options *o, const char *const *recs,
                               size_t n, const int64_t *dims, int rank, tfq__csv_path path,
                               tfq_tuple **out, tfq_status *st) {
   rec_src s = {0, recs, lens, NULL, NULL, NULL};
-  return decode(o, &s, n, dims, rank, path, NULL, out, st);
+  return decode(o, &s, n, dims, rank, path, NULL, NULL, out, st);
 }
 
 tfq_code tfq_decode_csv(const tfq_csv_options *o, const tfq_tensor *records, tfq_tuple **out,
@@ -453,7 +468,7 @@ tfq_code tfq_decode_csv(const tfq_csv_options *o, const tfq_tensor *records, tfq
                           tfq_dtype_name(tfq_tensor_dtype(records)));
   rec_src s = {1, NULL, NULL, tfq__strs(records), NULL, NULL};
   return decode(o, &s, (size_t)tfq_tensor_num_elements(records), tfq_tensor_dims(records),
-                tfq_tensor_rank(records), TFQ__PATH_AUTO, NULL, out, st);
+                tfq_tensor_rank(records), TFQ__PATH_AUTO, NULL, NULL, out, st);
 }
 
 tfq_code tfq_decode_csv_into(const tfq_csv_options *o, const tfq_tensor *records, tfq_tuple *dst,
@@ -466,20 +481,35 @@ tfq_code tfq_decode_csv_into(const tfq_csv_options *o, const tfq_tensor *records
   rec_src s = {1, NULL, NULL, tfq__strs(records), NULL, NULL};
   tfq_tuple *out;
   return decode(o, &s, (size_t)tfq_tensor_num_elements(records), tfq_tensor_dims(records),
-                tfq_tensor_rank(records), TFQ__PATH_AUTO, dst, &out, st);
+                tfq_tensor_rank(records), TFQ__PATH_AUTO, dst, NULL, &out, st);
+}
+
+tfq_code tfq__decode_csv_into_out(const tfq_csv_options *o, const tfq_tensor *records,
+                                  tfq_tuple *dst, const tfq__csv_out *outs, tfq_status *st) {
+  for (size_t f = 0; f < o->ndefs && f < dst->n; f++)
+    if (outs[f].base && o->defs[f].dtype == TFQ_STRING)
+      return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "column %zu: a string column has no out", f);
+  rec_src s = {1, NULL, NULL, tfq__strs(records), NULL, NULL};
+  tfq_tuple *out;
+  return decode(o, &s, (size_t)tfq_tensor_num_elements(records), tfq_tensor_dims(records),
+                tfq_tensor_rank(records), TFQ__PATH_AUTO, dst, outs, &out, st);
+}
+
+tfq_dtype tfq__csv_column_dtype(const tfq_csv_options *o, size_t f) {
+  return f < o->ndefs ? o->defs[f].dtype : (tfq_dtype)0;
 }
 
 tfq_code tfq_decode_csv_lines(const tfq_csv_options *o, const char *const *lines,
                               const size_t *lens, size_t n, tfq_tuple **out, tfq_status *st) {
   int64_t dim = (int64_t)n;
   rec_src s = {0, lines, lens, NULL, NULL, NULL};
-  return decode(o, &s, n, &dim, 1, TFQ__PATH_AUTO, NULL, out, st);
+  return decode(o, &s, n, &dim, 1, TFQ__PATH_AUTO, NULL, NULL, out, st);
 }
 
 tfq_code tfq_decode_csv_record(const tfq_csv_options *o, const char *rec, size_t len,
                                tfq_tuple **out, tfq_status *st) {
   rec_src s = {0, &rec, &len, NULL, NULL, NULL};
-  return decode(o, &s, 1, NULL, 0, TFQ__PATH_AUTO, NULL, out, st);
+  return decode(o, &s, 1, NULL, 0, TFQ__PATH_AUTO, NULL, NULL, out, st);
 }
 
 static size_t count_lines(const char *buf, size_t len) {
@@ -499,5 +529,5 @@ tfq_code tfq_decode_csv_buffer(const tfq_csv_options *o, const char *buf, size_t
   size_t n = len ? count_lines(buf, len) : 0;
   int64_t dim = (int64_t)n;
   rec_src s = {2, NULL, NULL, NULL, buf, buf + len};
-  return decode(o, &s, n, &dim, 1, TFQ__PATH_AUTO, NULL, out, st);
+  return decode(o, &s, n, &dim, 1, TFQ__PATH_AUTO, NULL, NULL, out, st);
 }

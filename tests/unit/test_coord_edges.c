@@ -171,6 +171,110 @@ Test(coord_rd, read_decode_step_stacks_string_columns_row_by_row) {
   rd_teardown(&f);
 }
 
+/* The numeric columns of a stacked component are decoded straight into its rows (tf.stack's
+ * layout, columns in the component's order), across steps of 8, 8 and 4 records. */
+Test(coord_rd, read_decode_step_decodes_stacked_number_columns_in_place_across_steps) {
+  int64_t two = 2;
+  tfq_spec *s = spec2(TFQ_FLOAT, 1, &two, TFQ_INT32, 0, NULL);
+  char text[1024] = "";
+  for (int i = 0; i < 20; i++) {
+    char line[64];
+    if (i == 5)
+      snprintf(line, sizeof line, ",\"%d.5\",%d\n", i, i * 2); /* a default, a quoted number */
+    else
+      snprintf(line, sizeof line, "%d,%d.5,%d\n", i, i, i * 2);
+    strcat(text, line);
+  }
+  rd_fixture f;
+  rd_setup(&f, text, fifo(s, 64), 0);
+  tfq_spec_free(s);
+  size_t stacked[2] = {1, 0}, alone = 2; /* columns 1 and 0 (float, float), then column 2 */
+  OK(tfq_read_decode_op_add_component(f.op, stacked, 2, 1, NULL));
+  OK(tfq_read_decode_op_add_component(f.op, &alone, 1, 0, NULL));
+  tfq_status *st = tfq_status_new();
+  tfq_code c;
+  int steps = 0;
+  while ((c = tfq_read_decode_step(f.op, NULL, st)) == TFQ_OK) steps++;
+  cr_assert_eq(c, TFQ_OUT_OF_RANGE, "%s", tfq_status_message(st));
+  cr_assert_eq(steps, 3);
+  tfq_tuple *t;
+  OK(tfq_queue_dequeue_many(f.target, 20, &t, NULL, NOTIMEOUT, NULL));
+  const float *x = tfq_tensor_cdata(tfq_tuple_get(t, 0));
+  const int32_t *y = tfq_tensor_cdata(tfq_tuple_get(t, 1));
+  for (int i = 0; i < 20; i++) {
+    cr_assert(x[2 * i] == (float)i + 0.5f, "row %d column 1: %g", i, (double)x[2 * i]);
+    cr_assert(x[2 * i + 1] == (i == 5 ? -1.f : (float)i), "row %d column 0", i);
+    cr_assert(y[i] == 2 * i, "row %d column 2", i);
+  }
+  tfq_tuple_free(t);
+  tfq_status_free(st);
+  rd_teardown(&f);
+}
+
+/* Decodes "1,2,3\n4,5,6\n" into a stacked component of columns a[0..na) and, when nb, a scalar
+ * one of column b; checks component 0's 2 * na values and component 1's 2. */
+static void shared_column_case(const size_t *a, size_t na, const size_t *b, size_t nb,
+                               const float *want0, const float *want1) {
+  int64_t k = (int64_t)na;
+  tfq_spec *s = nb ? spec2(TFQ_FLOAT, 1, &k, TFQ_FLOAT, 0, NULL) : spec1(TFQ_FLOAT, 1, &k);
+  rd_fixture f;
+  rd_setup(&f, "1,2,3\n4,5,6\n", fifo(s, 4), 0);
+  tfq_spec_free(s);
+  OK(tfq_read_decode_op_add_component(f.op, a, na, 1, NULL));
+  if (nb) OK(tfq_read_decode_op_add_component(f.op, b, nb, 0, NULL));
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_read_decode_step(f.op, NULL, st), TFQ_OK, "%s", tfq_status_message(st));
+  tfq_tuple *t;
+  OK(tfq_queue_dequeue_many(f.target, 2, &t, NULL, NOTIMEOUT, NULL));
+  const float *x = tfq_tensor_cdata(tfq_tuple_get(t, 0));
+  for (size_t i = 0; i < 2 * na; i++)
+    cr_assert(x[i] == want0[i], "element %zu: %g", i, (double)x[i]);
+  for (size_t i = 0; nb && i < 2; i++)
+    cr_assert(((const float *)tfq_tensor_cdata(tfq_tuple_get(t, 1)))[i] == want1[i]);
+  tfq_tuple_free(t);
+  tfq_status_free(st);
+  rd_teardown(&f);
+}
+
+/* A column in two components has two places to go: the op stacks it by copying, as before. */
+Test(coord_rd, read_decode_step_stacks_a_number_column_used_twice) {
+  const size_t cols[3] = {1, 0, 1};
+  const float want[6] = {2, 1, 2, 5, 4, 5};
+  shared_column_case(cols, 3, NULL, 0, want, NULL);
+}
+
+/* ... and so does a column that a later component uses too. */
+Test(coord_rd, read_decode_step_stacks_a_number_column_another_component_uses) {
+  const size_t cols[2] = {0, 1}, again = 1;
+  const float want0[4] = {1, 2, 4, 5}, want1[2] = {2, 5};
+  shared_column_case(cols, 2, &again, 1, want0, want1);
+}
+
+/* A decode error in a step of stacked columns: the records before it are delivered whole. */
+Test(coord_rd, read_decode_step_keeps_the_stacked_records_before_an_error) {
+  int64_t two = 2;
+  tfq_spec *s = spec2(TFQ_FLOAT, 1, &two, TFQ_INT32, 0, NULL);
+  rd_fixture f;
+  rd_setup(&f, "1,2,3\n4,5,6\n7,x,9\n", fifo(s, 8), 0);
+  tfq_spec_free(s);
+  size_t stacked[2] = {0, 1}, alone = 2;
+  OK(tfq_read_decode_op_add_component(f.op, stacked, 2, 1, NULL));
+  OK(tfq_read_decode_op_add_component(f.op, &alone, 1, 0, NULL));
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_read_decode_step(f.op, NULL, st), TFQ_INVALID_ARGUMENT);
+  cr_assert(contains(tfq_status_message(st), "in.csv:3: Field 1 in record 0 is not a valid float"),
+            "%s", tfq_status_message(st));
+  cr_assert_eq(tfq_queue_size(f.target), 2);
+  tfq_tuple *t;
+  OK(tfq_queue_dequeue_many(f.target, 2, &t, NULL, NOTIMEOUT, NULL));
+  const float *x = tfq_tensor_cdata(tfq_tuple_get(t, 0));
+  const int32_t *y = tfq_tensor_cdata(tfq_tuple_get(t, 1));
+  cr_assert(x[0] == 1 && x[1] == 2 && x[2] == 4 && x[3] == 5 && y[0] == 3 && y[1] == 6);
+  tfq_tuple_free(t);
+  tfq_status_free(st);
+  rd_teardown(&f);
+}
+
 Test(coord_rd, read_decode_step_prefixes_a_decode_error_with_the_failing_records_key) {
   rd_fixture f;
   /* skip_header_lines = 1, as the seed program: the bad line is line 2 of the file */

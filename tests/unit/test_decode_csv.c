@@ -3,11 +3,13 @@
  * note "TF 2.21 wheel: ..." marks where the wheel differs from TF 1.15 (docs/decode_csv.md).  Then
  * the differential test of the three tokenizer paths (white-box: src/csv/csv_internal.h). */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <tfq/tfq.h>
 
 #include "../fuzz/csv_diff.h"
+#include "csv/csv_shared.h"
 
 /* Column specs: "i:5" int32 default 5, "I" required int32; f/F float, d/D double, l/L int64,
  * s/S string ("s:" an empty-string default).  Separated by spaces. */
@@ -911,6 +913,58 @@ Test(decode_csv, decode_into_reports_errors_as_decode_csv_does_and_checks_the_tu
   cr_assert_str_eq(tfq_status_message(st), "Expected records to be a string tensor, got int32");
   tfq_tensor_free(nums);
   tfq_tuple_free(wrong);
+  tfq_tuple_free(dst);
+  tfq_tensor_free(r);
+  tfq_csv_options_free(o);
+}
+
+/* ---- tfq__decode_csv_into_out (src/csv/csv_shared.h: the read-decode op's stacked columns) ----
+ */
+
+Test(decode_csv, decode_into_out_writes_numbers_at_their_stride_by_every_path) {
+  /* f0 and f2 into one [3, 2] float block in the order (f2, f0); i1 and s3 into dst.  Record 1
+   * has an empty field (the default), a quoted number (the fused path's quoted route) and "inf"
+   * and a 25-digit number (which the fast routines may leave to the generic path). */
+  tfq_csv_options *o = mk("f:-1 i:0 f:-2 s:x");
+  const char *recs[3] = {"1.5,7,2.5,ab", ",8,\"4.25\",", "inf,9,1.000000000000000000000001,c"};
+  tfq_tensor *r = records_of(recs, 3);
+  float block[3][2];
+  memset(block, 0, sizeof block);
+  tfq__csv_out outs[4] = {{(char *)&block[0][1], 2 * sizeof(float)},
+                          {NULL, 0},
+                          {(char *)&block[0][0], 2 * sizeof(float)},
+                          {NULL, 0}};
+  tfq_tuple *dst;
+  cr_assert_eq(tfq_tuple_new(4, &dst, NULL), TFQ_OK);
+  cr_assert_eq(tfq__decode_csv_into_out(o, r, dst, outs, st), TFQ_OK, "%s", tfq_status_message(st));
+  cr_assert_null(tfq_tuple_get(dst, 0), "an out column leaves its slot alone");
+  cr_assert_null(tfq_tuple_get(dst, 2));
+  expect_i32(dst, 1, I32(7, 8, 9));
+  expect_str(dst, 3, STR("ab", "x", "c"));
+  const float want[3][2] = {{2.5f, 1.5f}, {4.25f, -1.f}, {1.f, INFINITY}};
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 2; j++)
+      cr_assert(block[i][j] == want[i][j], "row %d col %d: %g", i, j, (double)block[i][j]);
+  tfq_tuple_free(dst);
+  tfq_tensor_free(r);
+  tfq_csv_options_free(o);
+}
+
+Test(decode_csv, decode_into_out_reports_the_failing_record_and_refuses_a_string_out) {
+  tfq_csv_options *o = mk("l:0 l:0 s:");
+  const char *recs[2] = {"1,2,a", "3,zz,b"};
+  tfq_tensor *r = records_of(recs, 2);
+  int64_t block[2][2];
+  tfq__csv_out outs[3] = {{(char *)&block[0][0], 16}, {(char *)&block[0][1], 16}, {NULL, 0}};
+  tfq_tuple *dst;
+  cr_assert_eq(tfq_tuple_new(3, &dst, NULL), TFQ_OK);
+  cr_assert_eq(tfq__decode_csv_into_out(o, r, dst, outs, st), TFQ_INVALID_ARGUMENT);
+  cr_assert_str_eq(tfq_status_message(st), "Field 1 in record 1 is not a valid int64: zz");
+  cr_assert_eq(tfq_status_record(st), 1);
+  cr_assert(block[0][0] == 1 && block[0][1] == 2, "record 0 was written before the error");
+  tfq__csv_out bad[3] = {{NULL, 0}, {NULL, 0}, {(char *)&block[0][0], 16}};
+  cr_assert_eq(tfq__decode_csv_into_out(o, r, dst, bad, st), TFQ_INVALID_ARGUMENT);
+  cr_assert_str_eq(tfq_status_message(st), "column 2: a string column has no out");
   tfq_tuple_free(dst);
   tfq_tensor_free(r);
   tfq_csv_options_free(o);

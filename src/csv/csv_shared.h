@@ -1,0 +1,30 @@
+/* decode_csv's private entries for another module: the read-decode op (src/coord/ops.c) decodes
+ * the numeric columns it stacks into one [B, k] component straight into that component's rows,
+ * instead of into k column tensors that it then copies across (tf.stack). */
+#ifndef TFQ_CSV_SHARED_H
+#define TFQ_CSV_SHARED_H
+
+#include <tfq/csv.h>
+
+#include "../core/base.h"
+
+/* Where a column's values go: value i of the column at base + i * stride bytes (aligned for the
+ * column's dtype).  base NULL: into the destination tuple, as tfq_decode_csv_into() does. */
+typedef struct tfq__csv_out {
+  char *base;
+  size_t stride;
+} tfq__csv_out;
+
+/* tfq_decode_csv_into() (`records` a string tensor, `dst` a tuple of one slot per column), except
+ * that each numeric column f with outs[f].base set is written there (dst's slot f is left as it
+ * is).  outs has one entry per column; a string column must have none.  On failure the outputs
+ * hold unspecified values, as tfq_decode_csv_into()'s.
+ * @return as tfq_decode_csv_into(); TFQ_INVALID_ARGUMENT for an out on a string column.
+ * Thread-safety: as tfq_decode_csv_into(); each thread with its own outputs. */
+tfq_code tfq__decode_csv_into_out(const tfq_csv_options *o, const tfq_tensor *records,
+                                  tfq_tuple *dst, const tfq__csv_out *outs, tfq_status *st);
+
+/* Column f's dtype (0 when f is not a column).  Thread-safety: any, after the setters. */
+tfq_dtype tfq__csv_column_dtype(const tfq_csv_options *o, size_t f);
+
+#endif
