@@ -25,7 +25,7 @@
 
 /* Records a reader op reads at a time (read_up_to): the room the queue keeps for its producers
  * (capacity - min_after_dequeue: (threads + 2) batches by default, at least READ_CHUNK_MAX records
- * with several readers, see widen_capacity) within [READ_CHUNK_MIN, READ_CHUNK_MAX],
+ * per reader with several readers, see widen_capacity) within [READ_CHUNK_MIN, READ_CHUNK_MAX],
  * so that an enqueue_many rarely waits for room half-way (each wait costs a sleep and a wake-up
  * on both sides) while the op's fixed costs per read (a handful of tensors) stay small per
  * record; but about READ_VALUES values at most for tfq-cat's wide rows: a read batch of rows
@@ -241,7 +241,8 @@ static void widen_capacity(app *a) {
     a->capacity = a->mad > INT64_MAX - room ? INT64_MAX : a->mad + room;
 }
 
-/* The reader threads: one reader and one op each, sharing the filename queue. */
+/* The reader threads: one reader and one op each, sharing the filename queue (a drained thread
+ * then helps the others: worker_step). */
 static void start_workers(app *a, tfq_status *st) {
   const options *o = &a->o;
   tfq_compression comp =
