@@ -363,19 +363,15 @@ static tfq_code salvage(tfq_read_decode_op *op, tfq_tensor *keys, tfq_tensor *va
   return c;
 }
 
-/* Stacked components decoded in place (plan_direct): for each such mapping i, direct[i] is a
- * [m, k] tensor (the spare the queue copied last time, or a new one) and outs[] points its
- * columns at their places in it; the other entries are NULL.  The arrays are the _s ones given
- * (DIRECT_SMALL entries) when large enough, else allocated (free_direct frees them). */
-#define DIRECT_SMALL 64
-static tfq_code direct_outputs(tfq_read_decode_op *op, int64_t m, size_t ncol, tfq__csv_out *outs_s,
-                               tfq_tensor **direct_s, tfq__csv_out **outs, tfq_tensor ***direct,
-                               tfq_status *st) {
-  *outs = ncol <= DIRECT_SMALL ? outs_s : tfq__calloc(ncol, sizeof **outs);
-  *direct = op->nmap <= DIRECT_SMALL ? direct_s : tfq__calloc(op->nmap, sizeof **direct);
-  if (!*outs || !*direct) return TFQ__OOM(st);
-  memset(*outs, 0, ncol * sizeof **outs);
-  memset(*direct, 0, op->nmap * sizeof **direct);
+/* Stacked components decoded in place (plan_direct), for ops of up to DIRECT_MAX columns and
+ * components (wider ones keep the copy, stack_columns' tiled transpose): for each such mapping
+ * i, direct[i] is a [m, k] tensor (the spare the queue copied last time, or a new one) and
+ * outs[] points its columns at their places in it; the other entries are zero. */
+#define DIRECT_MAX 64
+static tfq_code direct_outputs(tfq_read_decode_op *op, int64_t m, size_t ncol, tfq__csv_out *outs,
+                               tfq_tensor **direct, tfq_status *st) {
+  memset(outs, 0, ncol * sizeof *outs);
+  memset(direct, 0, op->nmap * sizeof *direct);
   for (size_t i = 0; i < op->nmap; i++) {
     mapping *mp = &op->map[i];
     if (!mp->direct) continue;
@@ -387,22 +383,18 @@ static tfq_code direct_outputs(tfq_read_decode_op *op, int64_t m, size_t ncol, t
       tfq_code c = tfq__tensor_alloc(dt, dims, 2, 0, &t, st);
       if (c) return c;
     }
-    (*direct)[i] = t;
+    direct[i] = t;
     size_t esz = tfq_dtype_size(dt);
     for (size_t j = 0; j < mp->n; j++)
-      (*outs)[mp->cols[j]] = (tfq__csv_out){(char *)t->data + j * esz, mp->n * esz};
+      outs[mp->cols[j]] = (tfq__csv_out){(char *)t->data + j * esz, mp->n * esz};
   }
   return TFQ_OK;
 }
 
-/* After direct_outputs: the tensors components() did not take go back as spares; the arrays
- * are freed when they were allocated. */
-static void free_direct(tfq_read_decode_op *op, tfq_tensor **direct, tfq__csv_out *outs_s,
-                        tfq_tensor **direct_s, tfq__csv_out *outs) {
+/* After direct_outputs: the tensors components() did not take go back as spares. */
+static void free_direct(tfq_read_decode_op *op, tfq_tensor **direct) {
   for (size_t i = 0; direct && i < op->nmap; i++)
     if (direct[i]) tfq_tensor_free(atomic_exchange(&op->map[i].spare, direct[i]));
-  if (direct != direct_s) tfq_free(direct);
-  if (outs != outs_s) tfq_free(outs);
 }
 
 /* Keeps `vt` (NULL: nothing) for the next lines_step when nothing else references it. */
@@ -441,15 +433,19 @@ static tfq_code lines_step(tfq_read_decode_op *op, tfq_cancel *cancel, int *hand
   /* The last step's columns (any thread's): those the queue copied are refilled in place. */
   tfq_tuple *cols = atomic_exchange(&op->cols, NULL), *comp = NULL;
   size_t ncol = tfq_csv_options_num_columns(op->csv);
-  tfq__csv_out outs_s[DIRECT_SMALL], *outs = NULL;
-  tfq_tensor *direct_s[DIRECT_SMALL], **direct = NULL;
+  tfq__csv_out outs_s[DIRECT_MAX], *outs = NULL;
+  tfq_tensor *direct_s[DIRECT_MAX], **direct = NULL;
   if (!cols) c = tfq_tuple_new(ncol, &cols, st);
-  if (!c && op->ndirect) c = direct_outputs(op, m, ncol, outs_s, direct_s, &outs, &direct, st);
+  if (!c && op->ndirect && ncol <= DIRECT_MAX && op->nmap <= DIRECT_MAX) {
+    outs = outs_s;
+    direct = direct_s;
+    c = direct_outputs(op, m, ncol, outs, direct, st);
+  }
   if (!c)
     c = outs ? tfq__decode_csv_into_out(op->csv, vt, cols, outs, st)
              : tfq_decode_csv_into(op->csv, vt, cols, st);
   if (!c) c = components(op, cols, NULL, direct, &comp, st);
-  free_direct(op, direct, outs_s, direct_s, outs);
+  free_direct(op, direct);
   if (!c) c = tfq_queue_enqueue_many(op->target, comp, cancel, TFQ_NO_TIMEOUT, st);
   if (!c) atomic_fetch_add(&op->records, m);
   recycle(op, comp); /* before the columns are kept: it drops comp's references to them */
