@@ -542,6 +542,55 @@ Test(readers, text_line_long_lines_across_buffers_and_the_cap) {
   free(text);
 }
 
+/* read_up_to's batch path finds line ends 64 bytes at a time: lines of every length from 0 to 150
+ * (so every '\n' place in a block, and a '\r' at the end of one block before the '\n' that opens
+ * the next), '\r' lines, a last line without '\n', through buffers of 100 bytes (lines longer go
+ * one at a time), 1,000 bytes and the default, in batches of 7. */
+Test(readers, text_line_batches_find_every_line_end_in_any_place_of_a_block) {
+  enum { NL = 300 };
+  char *text = malloc(NL * 160), *lines[NL];
+  size_t lens[NL], n = 0;
+  for (int i = 0; i < NL; i++) {
+    size_t len = (size_t)((i * 37) % 151);
+    lines[i] = text + n;
+    for (size_t j = 0; j < len; j++) text[n++] = (char)('a' + (i + j) % 26);
+    lens[i] = len;
+    if (i % 3 == 1) text[n++] = '\r'; /* CRLF: the '\r' is not part of the line */
+    if (i < NL - 1) text[n++] = '\n';
+  }
+  const char *f = write_file("blocks.txt", text, n);
+  size_t buffers[3] = {100, 1000, 0};
+  for (int b = 0; b < 3; b++) {
+    tfq_queue *q = work_of(&f, 1);
+    tfq_reader_options *o = opts();
+    if (buffers[b]) tfq_reader_options_set_buffer_bytes(o, buffers[b]);
+    tfq_reader *r = new_reader(TFQ_READER_TEXT_LINE, o);
+    int got = 0;
+    for (;;) {
+      tfq_tensor *k, *v;
+      tfq_code c = tfq_reader_read_up_to(r, q, 7, &k, &v, NULL, NULL);
+      if (c == TFQ_OUT_OF_RANGE) break;
+      cr_assert_eq(c, TFQ_OK);
+      for (int64_t i = 0; i < tfq_tensor_num_elements(v); i++, got++) {
+        cr_assert_lt(got, NL);
+        size_t len;
+        const char *s = tfq_tensor_string(v, i, &len);
+        cr_assert_eq(len, lens[got], "buffer %zu line %d: %zu bytes, want %zu", buffers[b], got + 1,
+                     len, lens[got]);
+        cr_assert(len == 0 || !memcmp(s, lines[got], len), "buffer %zu line %d", buffers[b],
+                  got + 1);
+      }
+      tfq_tensor_free(k);
+      tfq_tensor_free(v);
+    }
+    cr_assert_eq(got, NL, "buffer %zu: %d lines", buffers[b], got);
+    tfq_reader_free(r);
+    tfq_reader_options_free(o);
+    tfq_queue_free(q);
+  }
+  free(text);
+}
+
 /* read_up_to: batches end at file ends; n = 0; an error after k records comes on the next call. */
 Test(readers, read_up_to_never_mixes_files_and_handles_zero) {
   const char *f[2] = {strdup(write_file("a.txt", "1\n2\n3\n", 6)),
