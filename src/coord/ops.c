@@ -28,6 +28,8 @@ struct tfq_read_decode_op {
   _Atomic int64_t records;
   _Atomic(tfq_tensor *) lines; /* lines_step's string tensor, kept for the next step */
   _Atomic(tfq_tuple *) cols;   /* lines_step's decoded columns, refilled by the next step */
+  _Atomic(tfq_tuple *) park;   /* string columns the queue held rows of (swap_parked), or NULL */
+  size_t park_next;            /* the place swap_parked fills next when all are taken */
 };
 
 tfq_code tfq_read_decode_op_new(tfq_reader *reader, tfq_queue *work, const tfq_csv_options *csv,
@@ -47,6 +49,7 @@ tfq_code tfq_read_decode_op_new(tfq_reader *reader, tfq_queue *work, const tfq_c
   atomic_init(&op->records, 0);
   atomic_init(&op->lines, NULL);
   atomic_init(&op->cols, NULL);
+  atomic_init(&op->park, NULL);
   *out = op;
   tfq_status_clear(st);
   return TFQ_OK;
@@ -62,6 +65,7 @@ void tfq_read_decode_op_free(tfq_read_decode_op *op) {
   tfq_free(op->owner);
   tfq_tensor_free(atomic_load(&op->lines));
   tfq_tuple_free(atomic_load(&op->cols));
+  tfq_tuple_free(atomic_load(&op->park));
   tfq_queue_free(op->work);
   tfq_queue_free(op->target);
   tfq_free(op);
@@ -403,6 +407,57 @@ static void keep_lines(tfq_read_decode_op *op, tfq_tensor *vt) {
   tfq_tensor_free(vt);
 }
 
+/* Places a string column has in the op's park: a RandomShuffleQueue holds some row of a step's
+ * string columns for ~25 steps after it (its draws are uniform: the last of 384 rows in a pool of
+ * ~1,400 leaves after ~70 batches of 128), so a park of fewer places would rarely hold one the
+ * queue has let go of. */
+#define PARK 32
+
+/* A string column's rows enqueued are shared with the queue (the strings are not copied), so the
+ * next step cannot refill it: the column is parked in `park` (PARK places a column), and a parked
+ * one that nothing else references any more (the queue and the batches let go of its rows) takes
+ * its place, to be refilled.  Steady steps then allocate no string column, and the consumer that
+ * drops a column's last row no longer frees it.  With every place taken by a column still in use,
+ * the oldest is let go (the queue frees it with its last row) and decode allocates a new one.
+ * The caller holds `park` (taken from op->park), so op->park_next is its alone.  Only ops of up
+ * to DIRECT_MAX columns park (PARK x 64 columns of a step's strings at most), as wider rows
+ * would keep too much memory parked. */
+/* Whether a string column of `cols` is still shared (with the queue, or a batch). */
+static int shared_strings(const tfq_tuple *cols) {
+  for (size_t f = 0; f < cols->n; f++)
+    if (cols->c[f] && cols->c[f]->dtype == TFQ_STRING && tfq_tensor_refcount(cols->c[f]) != 1)
+      return 1;
+  return 0;
+}
+
+static void swap_parked(tfq_read_decode_op *op, tfq_tuple *cols, tfq_tuple *park) {
+  for (size_t f = 0; f < cols->n; f++) {
+    tfq_tensor *t = cols->c[f];
+    if (!t || t->dtype != TFQ_STRING || tfq_tensor_refcount(t) == 1) continue;
+    tfq_tensor **place = &park->c[f * PARK];
+    size_t k = 0, empty = PARK;
+    for (; k < PARK; k++) {
+      if (!place[k]) {
+        if (empty == PARK) empty = k;
+      } else if (tfq_tensor_refcount(place[k]) == 1) {
+        break;
+      }
+    }
+    if (k < PARK) { /* a parked column nothing else uses: it takes t's place */
+      cols->c[f] = place[k];
+      place[k] = t;
+      continue;
+    }
+    if (empty == PARK) { /* every place taken by a column in use: the oldest goes */
+      empty = op->park_next;
+      op->park_next = (op->park_next + 1) % PARK;
+      tfq_tensor_free(place[empty]);
+    }
+    place[empty] = t; /* decode makes a new column in its slot */
+    cols->c[f] = NULL;
+  }
+}
+
 /* The path for text lines (readers_shared.h): the reader's complete buffered lines are decoded
  * from one block copy, without a string per line or a key per record (keys are made only for an
  * error's location).  *handled 0: the ordinary read is needed (nothing was read). */
@@ -435,7 +490,16 @@ static tfq_code lines_step(tfq_read_decode_op *op, tfq_cancel *cancel, int *hand
   size_t ncol = tfq_csv_options_num_columns(op->csv);
   tfq__csv_out outs_s[DIRECT_MAX], *outs = NULL;
   tfq_tensor *direct_s[DIRECT_MAX], **direct = NULL;
-  if (!cols) c = tfq_tuple_new(ncol, &cols, st);
+  if (!cols) {
+    c = tfq_tuple_new(ncol, &cols, st);
+  } else if (cols->n == ncol && ncol <= DIRECT_MAX && shared_strings(cols)) {
+    tfq_tuple *park = atomic_exchange(&op->park, NULL);
+    tfq_status ps; /* no park (out of memory): the columns are made anew, as without one */
+    if (park || !tfq_tuple_new(ncol * PARK, &park, &ps)) {
+      swap_parked(op, cols, park);
+      tfq_tuple_free(atomic_exchange(&op->park, park));
+    }
+  }
   if (!c && op->ndirect && ncol <= DIRECT_MAX && op->nmap <= DIRECT_MAX) {
     outs = outs_s;
     direct = direct_s;

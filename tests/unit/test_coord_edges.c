@@ -913,3 +913,71 @@ Test(coord_edges, looper_slower_than_its_interval_runs_again_at_once_and_still_s
   OK(tfq_coord_join(c, 10 * 1000 * 1000, 0, NULL));
   tfq_coord_free(c);
 }
+
+/* ---- steady state: allocations ---- */
+
+static _Atomic long rd_mallocs;
+static void *count_malloc(size_t n) {
+  rd_mallocs++;
+  return malloc(n);
+}
+static void *count_realloc(void *p, size_t n) {
+  if (!p) rd_mallocs++;
+  return realloc(p, n);
+}
+
+/* The string column of a step is shared with the queue (its rows are not copied), so the next
+ * step cannot refill it: the op parks it and refills a parked one the queue has let go of.  Steps
+ * of 8 records of (float, float, string) into a FIFOQueue that holds the rows of the last LAG
+ * steps (each step is followed by a dequeue_many_into of the 8 records of the step LAG before)
+ * then allocate at most one block a step (the components' tuple): a new string column would be
+ * two more (its views and its bytes).  Every record comes out right from the refilled columns.
+ * With the rows of more steps held than the park has places (lag 40), the oldest parked columns
+ * are let go: every record still comes out right, and nothing leaks (the sanitizer runs). */
+static void string_steps_case(int lag, int bounded) {
+  cr_assert_eq(tfq_set_allocator(count_malloc, count_realloc, free), TFQ_OK);
+  enum { N = 800, STEPS = 90, WARM = 50 };
+  char *text = malloc(N * 32), *p = text;
+  for (int i = 0; i < N; i++) p += sprintf(p, "%d,%d.5,word%d\n", i, i, i);
+  tfq_spec *s;
+  OK(tfq_spec_new(&s, NULL));
+  OK(tfq_spec_add(s, TFQ_FLOAT, NULL, 0, NULL, NULL));
+  OK(tfq_spec_add(s, TFQ_FLOAT, NULL, 0, NULL, NULL));
+  OK(tfq_spec_add(s, TFQ_STRING, NULL, 0, NULL, NULL));
+  rd_fixture f;
+  rd_setup(&f, text, fifo(s, 8 * (lag + 1)), 1);
+  tfq_spec_free(s);
+  tfq_status *st = tfq_status_new();
+  tfq_tuple *dst;
+  OK(tfq_tuple_new(3, &dst, NULL));
+  long before = 0;
+  for (int k = 0; k < STEPS; k++) {
+    if (k == WARM) before = rd_mallocs;
+    cr_assert_eq(tfq_read_decode_step(f.op, NULL, st), TFQ_OK, "%s", tfq_status_message(st));
+    if (k < lag) continue;
+    OK(tfq_queue_dequeue_many_into(f.target, 8, dst, NULL, NOTIMEOUT, NULL));
+    const float *x = tfq_tensor_cdata(tfq_tuple_get(dst, 1));
+    for (int i = 0; i < 8; i++) {
+      int r = 8 * (k - lag) + i;
+      char want[16];
+      size_t len;
+      snprintf(want, sizeof want, "word%d", r);
+      const char *w = tfq_tensor_string(tfq_tuple_get(dst, 2), i, &len);
+      cr_assert(len == strlen(want) && !memcmp(w, want, len), "record %d: %.*s", r, (int)len, w);
+      cr_assert(x[i] == (float)r + 0.5f, "record %d: %g", r, (double)x[i]);
+    }
+  }
+  long steady = rd_mallocs - before;
+  if (bounded)
+    cr_assert_leq(steady, STEPS - WARM, "%ld allocations in %d steady steps", steady, STEPS - WARM);
+  tfq_tuple_free(dst);
+  tfq_status_free(st);
+  rd_teardown(&f);
+  free(text);
+  cr_assert_eq(tfq_set_allocator(NULL, NULL, NULL), TFQ_OK);
+}
+
+Test(coord_rd, steady_steps_with_a_string_column_allocate_no_column) { string_steps_case(3, 1); }
+Test(coord_rd, string_columns_held_longer_than_the_park_holds_still_come_out_right) {
+  string_steps_case(40, 0);
+}
