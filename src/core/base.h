@@ -104,6 +104,9 @@ char *tfq__tensor_arena_alloc(tfq_tensor *t, size_t len);
  * (a new chunk of at least twice the newest's size otherwise): for a tensor refilled in place
  * after tfq__tensor_strings_reset(). */
 char *tfq__tensor_arena_take(tfq_tensor *t, size_t len);
+/* The bytes a string tensor's arena holds (its chunks' used bytes): at least the total length
+ * of its strings that point into it.  Thread-safety: as reading the tensor. */
+size_t tfq__tensor_arena_bytes(const tfq_tensor *t);
 /* Gives a string tensor without byte storage yet an empty first chunk of `cap` bytes, which
  * tfq__tensor_put_string then fills (a builder that can estimate its bytes saves the chunks of
  * geometric growth).  0, or -1 out of memory (the tensor unchanged). */

@@ -61,6 +61,12 @@ struct tfq__arena_chunk {
 
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
+size_t tfq__tensor_arena_bytes(const tfq_tensor *t) {
+  size_t n = 0;
+  for (const tfq__arena_chunk *c = t->arena; c; c = c->next) n += c->used;
+  return n;
+}
+
 static tfq_code check_shape(tfq_dtype dtype, const int64_t *dims, int rank, int64_t *nelems,
                             tfq_status *st) {
   if (!tfq_dtype_valid(dtype))

@@ -957,6 +957,10 @@ static inline tfq_code dequeue_rows(tfq_queue *q, void *const *rows, tfq_tuple *
 static int long_strings(const tfq_tensor *t, int64_t rows) {
   const tfq__str *v = tfq__strs(t);
   size_t bytes = 0, limit = (size_t)rows * STR_SHARE_MAX;
+  /* The usual batch, at no walk over its strings: its arena holds no more than the limit, and
+   * the arena is what a row left in the pool would keep alive (strings point into it, or at a
+   * static ""). */
+  if (tfq__tensor_arena_bytes(t) <= limit) return 0;
   for (int64_t i = 0; i < t->nelems; i++)
     if ((bytes += v[i].len) > limit) return 1;
   return 0;
