@@ -30,7 +30,12 @@ TFQ_EXTERN_C_BEGIN
  * work queue `work`, decodes them with decode_csv (or, without csv options, takes the records
  * themselves as one string component), and enqueue_many's the result into `target`.
  * Thread-safety: several runner threads may share one op (the reader serialises itself; decoding
- * and enqueueing run in parallel); the setters before the op runs, from one thread. */
+ * and enqueueing run in parallel); the setters before the op runs, from one thread.
+ * Memory: between steps the op keeps its last step's lines and decoded columns to refill them.
+ * A string column's rows stay shared with `target` (the strings are not copied), so in ops of up
+ * to 64 columns the op also keeps up to 32 such columns per string column, refilling one once
+ * nothing else references it: a steady step then allocates no column.  All of it is freed with
+ * the op. */
 typedef struct tfq_read_decode_op tfq_read_decode_op;
 
 /* `csv` NULL: no decoding, the component is the [B] string tensor of records (text lines,

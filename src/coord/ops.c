@@ -28,8 +28,8 @@ struct tfq_read_decode_op {
   _Atomic int64_t records;
   _Atomic(tfq_tensor *) lines; /* lines_step's string tensor, kept for the next step */
   _Atomic(tfq_tuple *) cols;   /* lines_step's decoded columns, refilled by the next step */
-  _Atomic(tfq_tuple *) park;   /* string columns the queue held rows of (swap_parked), or NULL */
-  size_t park_next;            /* the place swap_parked fills next when all are taken */
+  _Atomic(tfq_tuple *) park;   /* string columns the queue held rows of (park_strings), or NULL */
+  size_t park_next;            /* the place park_strings fills next when all are taken */
 };
 
 tfq_code tfq_read_decode_op_new(tfq_reader *reader, tfq_queue *work, const tfq_csv_options *csv,
@@ -414,26 +414,23 @@ static void keep_lines(tfq_read_decode_op *op, tfq_tensor *vt) {
 #define PARK 32
 
 /* A string column's rows enqueued are shared with the queue (the strings are not copied), so the
- * next step cannot refill it: the column is parked in `park` (PARK places a column), and a parked
- * one that nothing else references any more (the queue and the batches let go of its rows) takes
- * its place, to be refilled.  Steady steps then allocate no string column, and the consumer that
- * drops a column's last row no longer frees it.  With every place taken by a column still in use,
- * the oldest is let go (the queue frees it with its last row) and decode allocates a new one.
- * The caller holds `park` (taken from op->park), so op->park_next is its alone.  Only ops of up
- * to DIRECT_MAX columns park (PARK x 64 columns of a step's strings at most), as wider rows
- * would keep too much memory parked. */
-/* Whether a string column of `cols` is still shared (with the queue, or a batch). */
-static int shared_strings(const tfq_tuple *cols) {
-  for (size_t f = 0; f < cols->n; f++)
-    if (cols->c[f] && cols->c[f]->dtype == TFQ_STRING && tfq_tensor_refcount(cols->c[f]) != 1)
-      return 1;
-  return 0;
-}
-
-static void swap_parked(tfq_read_decode_op *op, tfq_tuple *cols, tfq_tuple *park) {
+ * next step cannot refill it: the column is parked in the op's park (PARK places a column), and a
+ * parked one that nothing else references any more (the queue and the batches let go of its
+ * rows) takes its place, to be refilled.  Steady steps then allocate no string column, and the
+ * consumer that drops a column's last row no longer frees it.  With every place taken by a column
+ * still in use, the oldest is let go (the queue frees it with its last row) and decode allocates
+ * a new one.  The park is taken (or made) at the first shared column and held to the end, so
+ * op->park_next is the holder's alone; without one (another thread holds it, or out of memory)
+ * the columns are made anew, as without a park.  Only ops of up to DIRECT_MAX columns park
+ * (PARK x 64 columns of a step's strings at most): wider rows would keep too much memory. */
+static void park_strings(tfq_read_decode_op *op, tfq_tuple *cols) {
+  tfq_tuple *park = NULL;
   for (size_t f = 0; f < cols->n; f++) {
     tfq_tensor *t = cols->c[f];
     if (!t || t->dtype != TFQ_STRING || tfq_tensor_refcount(t) == 1) continue;
+    if (!park && !(park = atomic_exchange(&op->park, NULL)) &&
+        tfq_tuple_new(cols->n * PARK, &park, NULL))
+      return;
     tfq_tensor **place = &park->c[f * PARK];
     size_t k = 0, empty = PARK;
     for (; k < PARK; k++) {
@@ -456,6 +453,7 @@ static void swap_parked(tfq_read_decode_op *op, tfq_tuple *cols, tfq_tuple *park
     place[empty] = t; /* decode makes a new column in its slot */
     cols->c[f] = NULL;
   }
+  if (park) tfq_tuple_free(atomic_exchange(&op->park, park));
 }
 
 /* The path for text lines (readers_shared.h): the reader's complete buffered lines are decoded
@@ -492,13 +490,8 @@ static tfq_code lines_step(tfq_read_decode_op *op, tfq_cancel *cancel, int *hand
   tfq_tensor *direct_s[DIRECT_MAX], **direct = NULL;
   if (!cols) {
     c = tfq_tuple_new(ncol, &cols, st);
-  } else if (cols->n == ncol && ncol <= DIRECT_MAX && shared_strings(cols)) {
-    tfq_tuple *park = atomic_exchange(&op->park, NULL);
-    tfq_status ps; /* no park (out of memory): the columns are made anew, as without one */
-    if (park || !tfq_tuple_new(ncol * PARK, &park, &ps)) {
-      swap_parked(op, cols, park);
-      tfq_tuple_free(atomic_exchange(&op->park, park));
-    }
+  } else if (cols->n <= DIRECT_MAX) {
+    park_strings(op, cols);
   }
   if (!c && op->ndirect && ncol <= DIRECT_MAX && op->nmap <= DIRECT_MAX) {
     outs = outs_s;
