@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <tfq/coord.h>
+#include <tfq/ops.h>
 #include <tfq/producer.h>
 
 #include "../core/base.h"
@@ -23,6 +24,11 @@ tfq_code tfq__coord_register_thread(tfq_coord *c, pthread_t thread, const char *
 tfq_code tfq__coord_sync_init(pthread_mutex_t *mu, pthread_cond_t *cv, tfq_cancel **cancel);
 /* Releases what tfq__coord_sync_init() made. */
 void tfq__coord_sync_destroy(pthread_mutex_t *mu, pthread_cond_t *cv, tfq_cancel *cancel);
+
+/* ---- the read-decode op (ops.c) ---- */
+/* The steps of `op` that decoded their lines where they lie in the reader's buffer (span_step),
+ * for tests.  Thread-safety: any. */
+int64_t tfq__read_decode_op_span_steps(tfq_read_decode_op *op);
 
 /* ---- producers (producer.c) ---- */
 /* The input producers' shared builder: a FIFOQueue for the rows of `rows` named after `what`

@@ -29,6 +29,8 @@ struct tfq_read_decode_op {
   _Atomic(tfq_tensor *) lines; /* lines_step's string tensor, kept for the next step */
   _Atomic(tfq_tuple *) cols;   /* lines_step's decoded columns, refilled by the next step */
   _Atomic(tfq_tuple *) park;   /* string columns the queue held rows of (park_strings), or NULL */
+  _Atomic size_t line_bytes;   /* span_step's bytes a line, rounded up (0: not known yet) */
+  _Atomic int64_t span_steps;  /* the steps span_step took */
   size_t park_next;            /* the place park_strings fills next when all are taken */
 };
 
@@ -50,6 +52,8 @@ tfq_code tfq_read_decode_op_new(tfq_reader *reader, tfq_queue *work, const tfq_c
   atomic_init(&op->lines, NULL);
   atomic_init(&op->cols, NULL);
   atomic_init(&op->park, NULL);
+  atomic_init(&op->line_bytes, 0);
+  atomic_init(&op->span_steps, 0);
   *out = op;
   tfq_status_clear(st);
   return TFQ_OK;
@@ -456,6 +460,99 @@ static void park_strings(tfq_read_decode_op *op, tfq_tuple *cols) {
   if (park) tfq_tuple_free(atomic_exchange(&op->park, park));
 }
 
+/* A step's outputs for m rows: the last step's columns (any thread's; those the queue copied are
+ * refilled in place, string columns it still shares are swapped for parked ones) in *cols, and
+ * for an op with stacked numeric components, their [m, k] tensors in direct[] with outs[]
+ * pointing the columns into them (*outs and *direct NULL otherwise).  outs_s and direct_s hold
+ * DIRECT_MAX entries. */
+static tfq_code step_outputs(tfq_read_decode_op *op, int64_t m, tfq_tuple **cols,
+                             tfq__csv_out *outs_s, tfq_tensor **direct_s, tfq__csv_out **outs,
+                             tfq_tensor ***direct, tfq_status *st) {
+  size_t ncol = tfq_csv_options_num_columns(op->csv);
+  tfq_code c = TFQ_OK;
+  *outs = NULL;
+  *direct = NULL;
+  *cols = atomic_exchange(&op->cols, NULL);
+  if (!*cols) {
+    c = tfq_tuple_new(ncol, cols, st);
+  } else if ((*cols)->n <= DIRECT_MAX) {
+    park_strings(op, *cols);
+  }
+  if (!c && op->ndirect && ncol <= DIRECT_MAX && op->nmap <= DIRECT_MAX) {
+    *outs = outs_s;
+    *direct = direct_s;
+    c = direct_outputs(op, m, ncol, outs_s, direct_s, st);
+  }
+  return c;
+}
+
+/* After the decode of a step's m records (c its code): their components enqueue_many'd into the
+ * target, the direct tensors components() did not take back as spares, the columns kept for the
+ * next step (freed after a failure). */
+static tfq_code step_enqueue(tfq_read_decode_op *op, tfq_tuple *cols, tfq_tensor **direct,
+                             int64_t m, tfq_code c, tfq_cancel *cancel, tfq_status *st) {
+  tfq_tuple *comp = NULL;
+  if (!c) c = components(op, cols, NULL, direct, &comp, st);
+  free_direct(op, direct);
+  if (!c) c = tfq_queue_enqueue_many(op->target, comp, cancel, TFQ_NO_TIMEOUT, st);
+  if (!c) atomic_fetch_add(&op->records, m);
+  recycle(op, comp); /* before the columns are kept: it drops comp's references to them */
+  tfq_tuple_free(c ? cols : atomic_exchange(&op->cols, cols));
+  return c;
+}
+
+/* The path for text lines decoded where they lie (readers_shared.h, tfq__reader_lines_begin):
+ * neither a copy of the lines nor a scan for their ends of its own (the decoder finds them as it
+ * goes), under the reader's lock.  A step takes op->batch whole lines or none: when fewer are
+ * buffered (a file's last lines, lines longer than op->line_bytes foresaw) or one does not decode,
+ * nothing is taken and lines_step takes what is there, and locates the error.  *handled 0: the
+ * ordinary paths are needed (nothing was read). */
+static tfq_code span_step(tfq_read_decode_op *op, tfq_cancel *cancel, int *handled,
+                          tfq_status *st) {
+  *handled = 0;
+  const size_t b = (size_t)op->batch,
+               est = atomic_load_explicit(&op->line_bytes, memory_order_relaxed);
+  /* a step's bytes and a quarter more; unknown (or huge): as much as the buffer holds */
+  size_t want = est && est <= SIZE_MAX / 4 / b ? est * b + est * b / 4 + 64 : SIZE_MAX;
+  const char *buf;
+  size_t len, count = 0, used = 0;
+  int at_end;
+  int64_t first;
+  if (!tfq__reader_lines_begin(op->reader, want, &buf, &len, &at_end)) return TFQ_OK;
+  if (at_end && (!est || len / est < b)) { /* a file's last lines, most likely fewer than b */
+    tfq__reader_lines_end(op->reader, 0, 0, &first);
+    return TFQ_OK;
+  }
+  tfq_tuple *cols;
+  tfq__csv_out outs_s[DIRECT_MAX], *outs;
+  tfq_tensor *direct_s[DIRECT_MAX], **direct;
+  tfq_code c = step_outputs(op, (int64_t)b, &cols, outs_s, direct_s, &outs, &direct, st);
+  if (!c) c = tfq__decode_csv_span(op->csv, buf, len, b, cols, outs, &count, &used, st);
+  int taken = !c && count == b;
+  if (!c && count > 0) { /* bytes a line, rounded up; a short span: half as much again */
+    size_t per = (used + count - 1) / count;
+    atomic_store_explicit(&op->line_bytes, taken ? per : per + per / 2 + 1, memory_order_relaxed);
+  }
+  tfq__reader_lines_end(op->reader, taken ? used : 0, taken ? (int64_t)count : 0, &first);
+  if (!taken) { /* nothing taken: lines_step decodes these lines again, or reports the error */
+    free_direct(op, direct);
+    if (cols) tfq_tuple_free(atomic_exchange(&op->cols, cols));
+    if (c != TFQ_RESOURCE_EXHAUSTED) {
+      tfq_status_clear(st);
+      return TFQ_OK;
+    }
+    *handled = 1;
+    return c;
+  }
+  *handled = 1;
+  atomic_fetch_add_explicit(&op->span_steps, 1, memory_order_relaxed);
+  return step_enqueue(op, cols, direct, (int64_t)b, TFQ_OK, cancel, st);
+}
+
+int64_t tfq__read_decode_op_span_steps(tfq_read_decode_op *op) {
+  return atomic_load_explicit(&op->span_steps, memory_order_relaxed);
+}
+
 /* The path for text lines (readers_shared.h): the reader's complete buffered lines are decoded
  * from one block copy, without a string per line or a key per record (keys are made only for an
  * error's location).  *handled 0: the ordinary read is needed (nothing was read). */
@@ -463,12 +560,13 @@ static tfq_code lines_step(tfq_read_decode_op *op, tfq_cancel *cancel, int *hand
                            tfq_status *st) {
   *handled = 0;
   if (!op->csv || op->keys || op->shard_count > 1) return TFQ_OK;
+  tfq_code c = span_step(op, cancel, handled, st);
+  if (*handled) return c;
   /* The lines' tensor of the last step (any thread's), refilled in place, or a new one. */
   tfq_tensor *vt = atomic_exchange(&op->lines, NULL);
   int64_t m = 0, first = 0, dim = op->batch;
   const char *work = NULL;
   size_t work_len = 0;
-  tfq_code c = TFQ_OK;
   if (vt) {
     vt->dims[0] = vt->nelems = op->batch;
     tfq__tensor_strings_reset(vt);
@@ -483,30 +581,14 @@ static tfq_code lines_step(tfq_read_decode_op *op, tfq_cancel *cancel, int *hand
   }
   *handled = 1;
   vt->dims[0] = vt->nelems = m;
-  /* The last step's columns (any thread's): those the queue copied are refilled in place. */
-  tfq_tuple *cols = atomic_exchange(&op->cols, NULL), *comp = NULL;
-  size_t ncol = tfq_csv_options_num_columns(op->csv);
-  tfq__csv_out outs_s[DIRECT_MAX], *outs = NULL;
-  tfq_tensor *direct_s[DIRECT_MAX], **direct = NULL;
-  if (!cols) {
-    c = tfq_tuple_new(ncol, &cols, st);
-  } else if (cols->n <= DIRECT_MAX) {
-    park_strings(op, cols);
-  }
-  if (!c && op->ndirect && ncol <= DIRECT_MAX && op->nmap <= DIRECT_MAX) {
-    outs = outs_s;
-    direct = direct_s;
-    c = direct_outputs(op, m, ncol, outs, direct, st);
-  }
+  tfq_tuple *cols;
+  tfq__csv_out outs_s[DIRECT_MAX], *outs;
+  tfq_tensor *direct_s[DIRECT_MAX], **direct;
+  c = step_outputs(op, m, &cols, outs_s, direct_s, &outs, &direct, st);
   if (!c)
     c = outs ? tfq__decode_csv_into_out(op->csv, vt, cols, outs, st)
              : tfq_decode_csv_into(op->csv, vt, cols, st);
-  if (!c) c = components(op, cols, NULL, direct, &comp, st);
-  free_direct(op, direct);
-  if (!c) c = tfq_queue_enqueue_many(op->target, comp, cancel, TFQ_NO_TIMEOUT, st);
-  if (!c) atomic_fetch_add(&op->records, m);
-  recycle(op, comp); /* before the columns are kept: it drops comp's references to them */
-  tfq_tuple_free(c ? cols : atomic_exchange(&op->cols, cols));
+  c = step_enqueue(op, cols, direct, m, c, cancel, st);
   if (c == TFQ_INVALID_ARGUMENT && tfq_status_record(st) >= 0) {
     tfq_tensor *keys = NULL;
     tfq_status ks;

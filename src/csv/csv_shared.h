@@ -24,6 +24,19 @@ typedef struct tfq__csv_out {
 tfq_code tfq__decode_csv_into_out(const tfq_csv_options *o, const tfq_tensor *records,
                                   tfq_tuple *dst, const tfq__csv_out *outs, tfq_status *st);
 
+/* Decodes up to n lines of buf[0, len) into `dst` (and `outs`, as tfq__decode_csv_into_out()):
+ * the lines a text reader's buffer holds, decoded where they are, without a string tensor of
+ * them or a scan for their ends of its own.  Every line ends with '\n' (buf[len - 1] must be
+ * '\n'); a "\r\n" ends a line as TextLineReader ends it.  Line k is record k, decoded exactly
+ * as tfq_decode_csv_into() decodes it.  Stops after n lines or at len: *count = the lines
+ * decoded, *used = their bytes.  The outputs have n rows; when *count < n, rows from *count on
+ * hold unspecified values.  On failure *count = *used = 0 and the outputs are unspecified; the
+ * status's record is the failing line's index.
+ * @return as tfq_decode_csv_into().  Thread-safety: as tfq_decode_csv_into(). */
+tfq_code tfq__decode_csv_span(const tfq_csv_options *o, const char *buf, size_t len, size_t n,
+                              tfq_tuple *dst, const tfq__csv_out *outs, size_t *count, size_t *used,
+                              tfq_status *st);
+
 /* Column f's dtype (0 when f is not a column).  Thread-safety: any, after the setters. */
 tfq_dtype tfq__csv_column_dtype(const tfq_csv_options *o, size_t f);
 

@@ -14,11 +14,13 @@
 
 /* Where the records come from: pointer/length arrays, a string tensor, or lines of a buffer. */
 typedef struct rec_src {
-  int kind; /* 0: arrays, 1: tfq__str array, 2: buffer lines */
+  int kind; /* 0: arrays, 1: tfq__str array, 2: buffer lines, 3: buffer lines, each ended by '\n',
+             * that the fused decoder cuts as it decodes them (decode stops at the buffer's end) */
   const char *const *recs;
   const size_t *lens;
   const tfq__str *strs;
   const char *cur, *end; /* buffer cursor */
+  size_t count;          /* kind 3: the records decode() took */
 } rec_src;
 
 static inline void next_rec(rec_src *s, size_t i, const char **p, size_t *len) {
@@ -137,6 +139,24 @@ static void put_default(const tfq__csv_default *d, char *at) {
   }
 }
 
+/* The fast routines on the unquoted number at p of a column of `dtype`, written at `at`: its end,
+ * or NULL (loads may read up to lim). */
+static inline const char *fast_field(tfq_dtype dtype, const char *p, const char *end,
+                                     const char *lim, char *at) {
+  switch (dtype) {
+    case TFQ_FLOAT: return fast_f32(p, end, lim, (float *)(void *)at);
+    case TFQ_DOUBLE: return fast_f64(p, end, lim, (double *)(void *)at);
+    case TFQ_INT32: {
+      int64_t v = 0;
+      const char *e = fast_int(p, end, lim, INT32_MAX, &v);
+      *(int32_t *)(void *)at = (int32_t)v;
+      return e;
+    }
+    case TFQ_INT64: return fast_int(p, end, lim, INT64_MAX, (int64_t *)(void *)at);
+    default: return NULL;
+  }
+}
+
 /* Decodes record i = [rec, end) (bytes up to lim may be read); returns 1 if done, 0 to let the
  * generic path redo it. */
 static int fused_row(fused_ctx *c, const char *rec, size_t len, const char *lim, size_t i) {
@@ -178,22 +198,11 @@ static int fused_row(fused_ctx *c, const char *rec, size_t len, const char *lim,
         return 0;
       }
     } else {
-      switch (d->dtype) {
-        case TFQ_FLOAT: e = fast_f32(p, end, lim, (float *)(void *)at); break;
-        case TFQ_DOUBLE: e = fast_f64(p, end, lim, (double *)(void *)at); break;
-        case TFQ_INT32: {
-          int64_t v = 0;
-          e = fast_int(p, end, lim, INT32_MAX, &v);
-          *(int32_t *)(void *)at = (int32_t)v;
-          break;
-        }
-        case TFQ_INT64: e = fast_int(p, end, lim, INT64_MAX, (int64_t *)(void *)at); break;
-        default:
-          e = field_end(p, end, lim, delim, c->q);
-          if (e) {
-            c->strs[f].p = p;
-            c->strs[f].len = (size_t)(e - p);
-          }
+      if (d->dtype != TFQ_STRING) {
+        e = fast_field(d->dtype, p, end, lim, at);
+      } else if ((e = field_end(p, end, lim, delim, c->q))) {
+        c->strs[f].p = p;
+        c->strs[f].len = (size_t)(e - p);
       }
       if (!e || (e != end && (unsigned char)*e != delim)) return 0;
       if (c->na_len && is_na(c, p, (size_t)(e - p))) {
@@ -221,13 +230,100 @@ static int fused_row(fused_ctx *c, const char *rec, size_t len, const char *lim,
   return 1;
 }
 
+/* The first delimiter, '\n', '\r' or (quoting on) '"' in [p, end), or NULL.  Reads nothing at or
+ * past end. */
+static inline const char *field_stop(const char *p, const char *end, unsigned char delim, int q) {
+#if defined(__SSE2__)
+  const __m128i vd = _mm_set1_epi8((char)delim), vn = _mm_set1_epi8('\n'), vr = _mm_set1_epi8('\r'),
+                vq = _mm_set1_epi8(q ? '"' : (char)delim);
+  for (; end - p >= 16; p += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, vd), _mm_cmpeq_epi8(v, vq)),
+                             _mm_or_si128(_mm_cmpeq_epi8(v, vn), _mm_cmpeq_epi8(v, vr)));
+    unsigned mask = (unsigned)_mm_movemask_epi8(m);
+    if (mask) return p + __builtin_ctz(mask);
+  }
+#endif
+  for (; p < end; p++) {
+    unsigned char c = (unsigned char)*p;
+    if (c == delim || c == '\n' || c == '\r' || (q && c == '"')) return p;
+  }
+  return NULL;
+}
+
+/* Record i of kind-3 lines (src->kind 3): the line at rec, cut where its fields end, so that the
+ * lines need no scan of their own.  Every line of [rec, end) ends with '\n' (end[-1] is '\n').
+ * Decodes the line as fused_row() decodes it without its "\n" or "\r\n" and returns the start of
+ * the next line; NULL when it cannot decide alone (anything fused_row() would refuse, an empty
+ * line, a quote, a '\r' that does not end the line): decode() then cuts the line and redoes the
+ * whole record the usual way.  Writes what fused_row() writes. */
+static const char *fused_open(fused_ctx *c, const char *rec, const char *end, size_t i) {
+  const char *p = rec, *next = NULL;
+  const unsigned char delim = c->delim;
+  const size_t ncol = c->ncol;
+  if (*p == '\n' || *p == '\r') return NULL; /* an empty line: fused_row() refuses it too */
+  for (size_t f = 0; f < ncol; f++) {
+    const tfq__csv_default *d = &c->defs[f];
+    char *at = c->data[f] + i * c->stride[f];
+    const char *e;
+    const unsigned char ch = (unsigned char)*p; /* p < end: end[-1] is '\n', never a delimiter */
+    if (ch == delim || ch == '\n') {            /* empty: the default */
+      if (d->required) return NULL;
+      e = p;
+      put_default(d, at);
+      if (d->dtype == TFQ_STRING) {
+        c->strs[f].p = d->s;
+        c->strs[f].len = d->s_len;
+      }
+    } else if (ch == '\r' || (c->q && ch == '"')) {
+      return NULL;
+    } else {
+      if (d->dtype != TFQ_STRING) {
+        e = fast_field(d->dtype, p, end, end, at);
+      } else if ((e = field_stop(p, end, delim, c->q))) {
+        c->strs[f].p = p;
+        c->strs[f].len = (size_t)(e - p);
+      }
+      if (!e || e == end) return NULL;
+      if (c->na_len && is_na(c, p, (size_t)(e - p))) {
+        if (d->required) return NULL;
+        put_default(d, at);
+        if (d->dtype == TFQ_STRING) {
+          c->strs[f].p = d->s;
+          c->strs[f].len = d->s_len;
+        }
+      }
+    }
+    /* e is at the field's end: a delimiter goes on to the next field, "\n" or "\r\n" ends the
+     * line, anything else is for the usual path */
+    if ((unsigned char)*e == delim) {
+      if (f + 1 == ncol) return NULL; /* more fields */
+      p = e + 1;
+    } else if (f + 1 < ncol) {
+      return NULL; /* too few fields, or not a number */
+    } else if (*e == '\n') {
+      next = e + 1;
+    } else if (*e == '\r' && end - e >= 2 && e[1] == '\n') {
+      next = e + 2;
+    } else {
+      return NULL;
+    }
+  }
+  for (size_t k = 0; k < c->nscols; k++) {
+    size_t f = c->scols[k];
+    if (tfq__tensor_put_string(tfq_tuple_get(c->tup, f), (int64_t)i, c->strs[f].p, c->strs[f].len))
+      return NULL; /* out of memory: the usual path reports it */
+  }
+  return next;
+}
+
 #define SMALL_COLS 32
 /* Where decode() puts column f's value i. */
 #define AT(T, f, i) ((T *)(void *)(data[f] + (i)*stride[f]))
 
 /* The bytes of the n records of `src`, or `cap` when that is less. */
 static size_t rec_bytes(rec_src *src, size_t n, size_t cap) {
-  if (src->kind == 2) /* buffer lines: the cursor is at the start, and next_rec would move it */
+  if (src->kind >= 2) /* buffer lines: the cursor is at the start, and next_rec would move it */
     return (size_t)(src->end - src->cur) < cap ? (size_t)(src->end - src->cur) : cap;
   size_t total = 0;
   for (size_t i = 0; i < n && total < cap; i++) {
@@ -336,15 +432,27 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
     if (o->defs[f].dtype == TFQ_STRING) scols[nscols++] = f;
   fused_ctx fr = {o->defs, ncol, delim, q,     na,    na_len, data,
                   stride,  tup,  NULL,  spans, scols, nscols};
+  size_t count = n;
   for (size_t i = 0; i < n; i++) {
     const char *rec;
     size_t len, kept;
     int r;
     at = i;
+    if (src->kind == 3) {
+      if (src->cur == src->end) {
+        count = i;
+        break;
+      }
+      const char *next = fused ? fused_open(&fr, src->cur, src->end, i) : NULL;
+      if (next) {
+        src->cur = next;
+        continue;
+      }
+    }
     next_rec(src, i, &rec, &len);
     if (fused) {
       fr.lc = lc;
-      if (fused_row(&fr, rec, len, src->kind == 2 ? src->end : rec + len, i)) continue;
+      if (fused_row(&fr, rec, len, src->kind >= 2 ? src->end : rec + len, i)) continue;
     }
     if (path == TFQ__PATH_REF) {
       r = tfq__tok_ref(rec, len, delim, q, &sel, spans, ncol, &kept, &sc);
@@ -435,6 +543,7 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
     tfq_free(scols);
     tfq_free(stride);
   }
+  src->count = count;
   *out = tup;
   tfq_status_clear(st);
   return TFQ_OK;
@@ -455,7 +564,7 @@ fail:
 tfq_code tfq__decode_csv_path(const tfq_csv_options *o, const char *const *recs, const size_t *lens,
                               size_t n, const int64_t *dims, int rank, tfq__csv_path path,
                               tfq_tuple **out, tfq_status *st) {
-  rec_src s = {0, recs, lens, NULL, NULL, NULL};
+  rec_src s = {0, recs, lens, NULL, NULL, NULL, 0};
   return decode(o, &s, n, dims, rank, path, NULL, NULL, out, st);
 }
 
@@ -466,7 +575,7 @@ tfq_code tfq_decode_csv(const tfq_csv_options *o, const tfq_tensor *records, tfq
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
                           "Expected records to be a string tensor, got %s",
                           tfq_dtype_name(tfq_tensor_dtype(records)));
-  rec_src s = {1, NULL, NULL, tfq__strs(records), NULL, NULL};
+  rec_src s = {1, NULL, NULL, tfq__strs(records), NULL, NULL, 0};
   return decode(o, &s, (size_t)tfq_tensor_num_elements(records), tfq_tensor_dims(records),
                 tfq_tensor_rank(records), TFQ__PATH_AUTO, NULL, NULL, out, st);
 }
@@ -478,7 +587,7 @@ tfq_code tfq_decode_csv_into(const tfq_csv_options *o, const tfq_tensor *records
                           "Expected records to be a string tensor, got %s",
                           tfq_dtype_name(tfq_tensor_dtype(records)));
   if (!dst) return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "dst must not be NULL");
-  rec_src s = {1, NULL, NULL, tfq__strs(records), NULL, NULL};
+  rec_src s = {1, NULL, NULL, tfq__strs(records), NULL, NULL, 0};
   tfq_tuple *out;
   return decode(o, &s, (size_t)tfq_tensor_num_elements(records), tfq_tensor_dims(records),
                 tfq_tensor_rank(records), TFQ__PATH_AUTO, dst, NULL, &out, st);
@@ -489,7 +598,7 @@ tfq_code tfq__decode_csv_into_out(const tfq_csv_options *o, const tfq_tensor *re
   for (size_t f = 0; f < o->ndefs && f < dst->n; f++)
     if (outs[f].base && o->defs[f].dtype == TFQ_STRING)
       return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "column %zu: a string column has no out", f);
-  rec_src s = {1, NULL, NULL, tfq__strs(records), NULL, NULL};
+  rec_src s = {1, NULL, NULL, tfq__strs(records), NULL, NULL, 0};
   tfq_tuple *out;
   return decode(o, &s, (size_t)tfq_tensor_num_elements(records), tfq_tensor_dims(records),
                 tfq_tensor_rank(records), TFQ__PATH_AUTO, dst, outs, &out, st);
@@ -502,13 +611,13 @@ tfq_dtype tfq__csv_column_dtype(const tfq_csv_options *o, size_t f) {
 tfq_code tfq_decode_csv_lines(const tfq_csv_options *o, const char *const *lines,
                               const size_t *lens, size_t n, tfq_tuple **out, tfq_status *st) {
   int64_t dim = (int64_t)n;
-  rec_src s = {0, lines, lens, NULL, NULL, NULL};
+  rec_src s = {0, lines, lens, NULL, NULL, NULL, 0};
   return decode(o, &s, n, &dim, 1, TFQ__PATH_AUTO, NULL, NULL, out, st);
 }
 
 tfq_code tfq_decode_csv_record(const tfq_csv_options *o, const char *rec, size_t len,
                                tfq_tuple **out, tfq_status *st) {
-  rec_src s = {0, &rec, &len, NULL, NULL, NULL};
+  rec_src s = {0, &rec, &len, NULL, NULL, NULL, 0};
   return decode(o, &s, 1, NULL, 0, TFQ__PATH_AUTO, NULL, NULL, out, st);
 }
 
@@ -528,6 +637,26 @@ tfq_code tfq_decode_csv_buffer(const tfq_csv_options *o, const char *buf, size_t
                                tfq_tuple **out, tfq_status *st) {
   size_t n = len ? count_lines(buf, len) : 0;
   int64_t dim = (int64_t)n;
-  rec_src s = {2, NULL, NULL, NULL, buf, buf + len};
+  rec_src s = {2, NULL, NULL, NULL, buf, buf + len, 0};
   return decode(o, &s, n, &dim, 1, TFQ__PATH_AUTO, NULL, NULL, out, st);
+}
+
+tfq_code tfq__decode_csv_span(const tfq_csv_options *o, const char *buf, size_t len, size_t n,
+                              tfq_tuple *dst, const tfq__csv_out *outs, size_t *count, size_t *used,
+                              tfq_status *st) {
+  *count = *used = 0;
+  if (!len || buf[len - 1] != '\n')
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "the span must end with a line's '\\n'");
+  for (size_t f = 0; outs && f < o->ndefs && f < dst->n; f++)
+    if (outs[f].base && o->defs[f].dtype == TFQ_STRING)
+      return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "column %zu: a string column has no out", f);
+  int64_t dim = (int64_t)n;
+  rec_src s = {3, NULL, NULL, NULL, buf, buf + len, 0};
+  tfq_tuple *out;
+  tfq_code c = decode(o, &s, n, &dim, 1, TFQ__PATH_AUTO, dst, outs, &out, st);
+  if (!c) {
+    *count = s.count;
+    *used = (size_t)(s.cur - buf);
+  }
+  return c;
 }

@@ -367,6 +367,48 @@ tfq_code tfq__reader_take_lines(tfq_reader *r, tfq_tensor *vt, int64_t *m, int64
   return TFQ_OK;
 }
 
+int tfq__reader_lines_begin(tfq_reader *r, size_t want, const char **buf, size_t *len,
+                            int *at_end) {
+  tfq__lock(&r->mu);
+  size_t cap = r->in ? tfq__instream_capacity(r->in) : 0;
+  /* Every whole line of a buffer of buffer_bytes is shorter than buffer_bytes and so, with
+   * max_line_bytes >= buffer_bytes, within TextLineReader's limits: a grown buffer (a long line)
+   * or a smaller max_line_bytes goes the ordinary way, which holds those rules. */
+  if (r->ops != &tfq__textline_ops || r->pend_code || r->work_finished >= r->work_started ||
+      !r->in || r->scanned || cap != r->o.buffer_bytes || r->o.max_line_bytes < cap ||
+      (want > cap && want != SIZE_MAX)) {
+    tfq__unlock(&r->mu);
+    return 0;
+  }
+  if (want > cap) want = cap;
+  size_t avail;
+  const char *b = tfq__instream_peek(r->in, &avail);
+  if (avail < want) {
+    tfq_status local; /* an error stays with the stream: the ordinary read meets it there */
+    tfq_status_clear(&local);
+    (void)tfq__instream_ensure(r->in, want, &b, &avail, &local);
+  }
+  const char *nl = avail ? memrchr(b, '\n', avail) : NULL;
+  if (!nl) {
+    tfq__unlock(&r->mu);
+    return 0;
+  }
+  *buf = b;
+  *len = (size_t)(nl + 1 - b);
+  *at_end = avail < want;
+  return 1;
+}
+
+void tfq__reader_lines_end(tfq_reader *r, size_t used, int64_t count, int64_t *first) {
+  *first = r->index + 1;
+  if (count > 0) {
+    r->index += count;
+    r->records += count;
+    tfq__instream_consume(r->in, used);
+  }
+  tfq__unlock(&r->mu);
+}
+
 tfq_code tfq__reader_line_keys(const char *work, size_t work_len, int64_t first, int64_t n,
                                tfq_tensor **out, tfq_status *st) {
   int64_t dim = n;

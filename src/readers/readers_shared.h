@@ -24,6 +24,24 @@
 tfq_code tfq__reader_take_lines(tfq_reader *r, tfq_tensor *vt, int64_t *m, int64_t *first,
                                 const char **work, size_t *work_len, tfq_status *st);
 
+/* For the read-decode op, to decode lines where they lie in a TextLineReader's buffer (no copy,
+ * no string tensor of them): when the reader is in the middle of a work unit with no error
+ * pending, returns 1 with the reader's lock HELD and *buf and *len the buffered bytes up to and
+ * including the last '\n' (at least one whole line).  Reads more first when fewer than `want`
+ * bytes are buffered (SIZE_MAX: as many as the buffer holds); *at_end: fewer than `want` were there
+ * to read (the file ends, or an error waits in the stream).  A `want` over the buffer's size
+ * returns 0.  Returns 0, lock not held, whenever the
+ * ordinary read is needed: another reader kind, no work unit, a pending error, a line known to
+ * cross the buffer, no whole line buffered, a buffer grown for a long line, max_line_bytes below
+ * buffer_bytes.  The caller must call tfq__reader_lines_end() after every 1, from the same
+ * thread, and touch nothing else of the reader in between.  Thread-safety: any. */
+int tfq__reader_lines_begin(tfq_reader *r, size_t want, const char **buf, size_t *len, int *at_end);
+
+/* Ends tfq__reader_lines_begin(): the first `count` lines (`used` bytes, whole lines) of its span
+ * are taken, as a read_up_to would take them (count 0: nothing); *first = the 1-based line number
+ * of the first of them.  Releases the reader's lock. */
+void tfq__reader_lines_end(tfq_reader *r, size_t used, int64_t count, int64_t *first);
+
 /* The keys a TextLineReader gives lines first, first + 1, ... first + n - 1 of `work` (work_len
  * bytes): a new [n] string tensor of "<work>:<line>", for the op to locate an error in lines
  * taken by tfq__reader_take_lines.  @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED (*out NULL). */

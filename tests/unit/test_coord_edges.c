@@ -1,10 +1,12 @@
 /* Edge cases of src/coord (for coverage, docs/reliability.md): argument checks of the ready-made
  * ops and the batchers, the queue → queue transfer op, read → decode op errors, runner start with a
  * wait, extra queue-closed codes, the LooperThread's back-to-back mode and errors, and the
- * Coordinator's handling of late stops and never-joined threads.  Public headers only. */
+ * Coordinator's handling of late stops and never-joined threads.  Public headers, and one private
+ * counter of the read-decode op (src/coord/coord_internal.h). */
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "coord/coord_internal.h"
 #include "helpers.h"
 #include "readers_util.h"
 
@@ -394,6 +396,117 @@ Test(coord_rd, read_decode_op_names_a_bad_line_met_after_buffer_refills) {
   cr_assert_str_eq(tfq_status_message(st), want);
   tfq_status_free(st);
   rd_teardown(&f);
+}
+
+/* The op decodes whole steps of lines where they lie in the reader's buffer (span_step), and
+ * leaves to the copying path what that cannot take: a file's last lines, lines longer than it
+ * foresaw, a line across the buffer's end, a last line without '\n'.  Lines of 4 to ~250 bytes
+ * (CRLF, quoted fields, empty fields, NA) through a buffer of `buf` bytes, `batch` lines a step:
+ * every line arrives once, in order, with the values decode_csv gives the same lines, and the
+ * buffer path took steps. */
+static void span_case(size_t buf, int64_t batch, int final_newline) {
+  enum { N = 3000 };
+  size_t cap = (size_t)N * 300, len = 0;
+  char *text = malloc(cap);
+  cr_assert_not_null(text);
+  unsigned s = 77;
+  for (int i = 0; i < N; i++) {
+    s = s * 1103515245u + 12345u;
+    unsigned r = (s >> 16) & 0x7fffu;
+    int pad = r % 11 == 0 ? 0 : i % 500 == 250 ? 200 : (int)(r % 40); /* none after a quote */
+    const char *field = r % 11 == 0   ? "\"q,\"\"x\"\"\""
+                        : r % 13 == 0 ? "NA"
+                        : r % 17 == 0 ? ""
+                                      : "w";
+    len += (size_t)snprintf(text + len, cap - len, "%d.5,%s,%d,%s%.*s%s", i,
+                            r % 19 == 0   ? ""
+                            : r % 23 == 0 ? "NA"
+                                          : "0.25",
+                            i, field, pad,
+                            "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqr"
+                            "stuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghij"
+                            "klmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz",
+                            i == N - 1 && !final_newline ? ""
+                            : r % 5 == 0                 ? "\r\n"
+                                                         : "\n");
+  }
+  const char *p = write_file("span.csv", text, len);
+  tfq_queue *work = work_of(&p, 1);
+  tfq_reader_options *o = opts();
+  tfq_reader_options_set_buffer_bytes(o, buf);
+  tfq_reader *reader = new_reader(TFQ_READER_TEXT_LINE, o);
+  tfq_reader_options_free(o);
+  tfq_csv_options *csv;
+  OK(tfq_csv_options_new(&csv, NULL));
+  OK(tfq_csv_options_set_na_value(csv, "NA", 2, NULL));
+  OK(tfq_csv_options_add_default_float(csv, -1.f, NULL));
+  OK(tfq_csv_options_add_default_float(csv, -2.f, NULL));
+  OK(tfq_csv_options_add_default_int32(csv, -1, NULL));
+  OK(tfq_csv_options_add_default_string(csv, "dflt", 4, NULL));
+  tfq_spec *sp = spec2(TFQ_FLOAT, 0, NULL, TFQ_FLOAT, 0, NULL);
+  OK(tfq_spec_add(sp, TFQ_INT32, NULL, 0, NULL, NULL));
+  OK(tfq_spec_add(sp, TFQ_STRING, NULL, 0, NULL, NULL));
+  tfq_queue *target = fifo(sp, N);
+  tfq_spec_free(sp);
+  tfq_read_decode_op *op;
+  OK(tfq_read_decode_op_new(reader, work, csv, batch, target, &op, NULL));
+  tfq_status *st = tfq_status_new();
+  tfq_code c;
+  int steps = 0;
+  while ((c = tfq_read_decode_step(op, NULL, st)) == TFQ_OK) cr_assert_lt(++steps, 10 * N);
+  cr_assert_eq(c, TFQ_OUT_OF_RANGE, "%s", tfq_status_message(st));
+  cr_assert_eq(tfq_read_decode_op_records(op), N);
+  cr_assert_eq(tfq_queue_size(target), N);
+  int64_t span = tfq__read_decode_op_span_steps(op);
+  cr_assert_gt(span, N / batch / 2, "%lld of %d steps decoded in the buffer", (long long)span,
+               steps);
+  /* what decode_csv makes of the same lines (TextLineReader drops "\n" and a '\r' before it) */
+  int64_t n = N;
+  tfq_tensor *recs;
+  OK(tfq_tensor_new(TFQ_STRING, &n, 1, &recs, NULL));
+  const char *q = text, *end = text + len;
+  for (int64_t i = 0; i < n; i++) {
+    const char *nl = memchr(q, '\n', (size_t)(end - q));
+    size_t l = (size_t)((nl ? nl : end) - q);
+    if (nl && l && q[l - 1] == '\r') l--;
+    OK(tfq_tensor_set_string(recs, i, q, l, NULL));
+    q = nl ? nl + 1 : end;
+  }
+  tfq_tuple *want, *got;
+  OK(tfq_decode_csv(csv, recs, &want, NULL));
+  OK(tfq_queue_dequeue_many(target, N, &got, NULL, NOTIMEOUT, NULL));
+  for (size_t f = 0; f < 4; f++) {
+    const tfq_tensor *a = tfq_tuple_get(want, f), *b = tfq_tuple_get(got, f);
+    for (int64_t i = 0; i < n; i++) {
+      if (f == 3) {
+        size_t la, lb;
+        const char *sa = tfq_tensor_string(a, i, &la), *sb = tfq_tensor_string(b, i, &lb);
+        cr_assert(la == lb && memcmp(sa, sb, la) == 0, "line %lld string", (long long)i);
+      } else {
+        cr_assert(memcmp((const char *)tfq_tensor_cdata(a) + i * 4,
+                         (const char *)tfq_tensor_cdata(b) + i * 4, 4) == 0,
+                  "line %lld column %zu", (long long)i, f);
+      }
+    }
+  }
+  tfq_tuple_free(want);
+  tfq_tuple_free(got);
+  tfq_tensor_free(recs);
+  tfq_status_free(st);
+  tfq_read_decode_op_free(op);
+  tfq_csv_options_free(csv);
+  tfq_reader_free(reader);
+  tfq_queue_free(work);
+  tfq_queue_free(target);
+  free(text);
+}
+
+Test(coord_rd, lines_decoded_in_the_readers_buffer_arrive_once_in_order_with_their_values) {
+  span_case(16384, 32, 1);
+}
+
+Test(coord_rd, lines_decoded_in_the_buffer_then_a_last_line_without_newline_and_long_steps) {
+  span_case(65536, 200, 0);
 }
 
 /* ---- QueueRunner ---- */

@@ -969,3 +969,196 @@ Test(decode_csv, decode_into_out_reports_the_failing_record_and_refuses_a_string
   tfq_tensor_free(r);
   tfq_csv_options_free(o);
 }
+
+/* ---- tfq__decode_csv_span (src/csv/csv_shared.h: a text reader's lines decoded where they lie)
+ * ---- */
+
+static unsigned span_next(unsigned *s) {
+  *s = *s * 1103515245u + 12345u;
+  return (*s >> 16) & 0x7fffu;
+}
+
+/* A field the fast routines take, one they leave to the generic path, or a malformed one. */
+static const char *span_field(unsigned *s) {
+  static const char *const pick[] = {"",
+                                     "12",
+                                     "-7",
+                                     "3.25",
+                                     "0.1234567",
+                                     "1e5",
+                                     "abc",
+                                     "NA",
+                                     "\"q,x\"",
+                                     "\"7\"",
+                                     "1234567890123",
+                                     "-0.5",
+                                     "99999999999",
+                                     " 5",
+                                     "+3",
+                                     "x\ry",
+                                     "4\r",
+                                     "\"a\"\"b\"",
+                                     "nan",
+                                     "-",
+                                     "2147483648",
+                                     "1.5.5",
+                                     "é",
+                                     "\"\"",
+                                     "7,",
+                                     "\"un",
+                                     "12345678901234567890",
+                                     "0",
+                                     "-2147483648",
+                                     "3.4e39",
+                                     "ab\"c",
+                                     "1."};
+  return pick[span_next(s) % (sizeof pick / sizeof pick[0])];
+}
+
+/* The records TextLineReader makes of buf: its lines, each without "\n" and one '\r' before it. */
+static tfq_tensor *span_records(const char *buf, size_t len, int64_t *n) {
+  int64_t k = 0;
+  for (size_t i = 0; i < len; i++) k += buf[i] == '\n';
+  tfq_tensor *t;
+  cr_assert_eq(tfq_tensor_new(TFQ_STRING, &k, 1, &t, NULL), TFQ_OK);
+  const char *p = buf;
+  for (int64_t i = 0; i < k; i++) {
+    const char *nl = memchr(p, '\n', (size_t)(buf + len - p));
+    size_t l = (size_t)(nl - p);
+    if (l && p[l - 1] == '\r') l--;
+    cr_assert_eq(tfq_tensor_set_string(t, i, p, l, NULL), TFQ_OK);
+    p = nl + 1;
+  }
+  *n = k;
+  return t;
+}
+
+/* Both decodes of one span agree: code, message, failing record; on success every value and
+ * string, the lines taken and their bytes. */
+static void span_agrees(tfq_csv_options *o, const char *buf, size_t len, int64_t n,
+                        const char *what) {
+  int64_t k;
+  size_t want_used = 0; /* the bytes of the first n lines: the records decode_csv is given */
+  for (int64_t i = 0; i < n; i++)
+    want_used +=
+        (size_t)((const char *)memchr(buf + want_used, '\n', len - want_used) - (buf + want_used)) +
+        1;
+  tfq_tensor *recs = span_records(buf, want_used, &k);
+  tfq_tuple *want, *got;
+  tfq_status *st2 = tfq_status_new();
+  size_t ncol = tfq_csv_options_num_columns(o), count = 99, used = 99;
+  cr_assert_eq(tfq_tuple_new(ncol, &want, NULL), TFQ_OK);
+  cr_assert_eq(tfq_tuple_new(ncol, &got, NULL), TFQ_OK);
+  tfq_code cw = tfq_decode_csv_into(o, recs, want, st);
+  tfq_code cg = tfq__decode_csv_span(o, buf, len, (size_t)n, got, NULL, &count, &used, st2);
+  cr_assert_eq(cg, cw, "%s: %s / %s", what, tfq_status_message(st2), tfq_status_message(st));
+  if (cw) {
+    cr_assert_str_eq(tfq_status_message(st2), tfq_status_message(st), "%s", what);
+    cr_assert_eq(tfq_status_record(st2), tfq_status_record(st), "%s", what);
+    cr_assert(count == 0 && used == 0, "%s", what);
+  } else {
+    cr_assert_eq(count, (size_t)n, "%s", what);
+    cr_assert_eq(used, want_used, "%s", what);
+    for (size_t f = 0; f < ncol; f++) {
+      const tfq_tensor *a = tfq_tuple_get(want, f), *b = tfq_tuple_get(got, f);
+      cr_assert_eq(tfq_tensor_dtype(a), tfq_tensor_dtype(b));
+      for (int64_t i = 0; i < n; i++) {
+        if (tfq_tensor_dtype(a) == TFQ_STRING) {
+          size_t la, lb;
+          const char *sa = tfq_tensor_string(a, i, &la), *sb = tfq_tensor_string(b, i, &lb);
+          cr_assert(la == lb && memcmp(sa, sb, la) == 0, "%s: line %lld column %zu", what,
+                    (long long)i, f);
+        } else {
+          size_t z = tfq_dtype_size(tfq_tensor_dtype(a));
+          cr_assert(memcmp((const char *)tfq_tensor_cdata(a) + (size_t)i * z,
+                           (const char *)tfq_tensor_cdata(b) + (size_t)i * z, z) == 0,
+                    "%s: line %lld column %zu", what, (long long)i, f);
+        }
+      }
+    }
+  }
+  tfq_status_free(st2);
+  tfq_tuple_free(want);
+  tfq_tuple_free(got);
+  tfq_tensor_free(recs);
+}
+
+Test(decode_csv, span_decodes_every_line_as_decode_csv_decodes_the_records_textline_makes) {
+  static const char *const schemas[] = {"f:0 l:0 i:0 s:z d:0",
+                                        "s:a s:b",
+                                        "i:1",
+                                        "F L s:q",
+                                        "f:0 f:0 f:0 f:0 f:0 f:0 l:0 i:0 s: s:",
+                                        "I s:u"};
+  unsigned seed = 12345;
+  char buf[4096];
+  int decoded = 0, refused = 0;
+  for (int it = 0; it < 6000; it++) {
+    const char *spec = schemas[it % (sizeof schemas / sizeof schemas[0])];
+    tfq_csv_options *o = mk(spec);
+    if (it % 5 == 1) cr_assert_eq(tfq_csv_options_set_na_value(o, "NA", 2, NULL), TFQ_OK);
+    if (it % 7 == 2) tfq_csv_options_set_use_quote_delim(o, 0);
+    size_t ncol = tfq_csv_options_num_columns(o), len = 0;
+    /* mostly well-formed lines (so that later lines are reached), some of any shape */
+    int lines = 1 + (int)(span_next(&seed) % 12), bad = span_next(&seed) % 3 == 0;
+    for (int l = 0; l < lines; l++) {
+      size_t nf = ncol;
+      if (bad && span_next(&seed) % 8 == 0) nf = span_next(&seed) % (ncol + 2);
+      for (size_t f = 0; f < nf; f++) {
+        const char *v = bad || span_next(&seed) % 4 == 0 ? span_field(&seed) : "5";
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", f ? "," : "", v);
+      }
+      unsigned e = span_next(&seed) % 10;
+      len += (size_t)snprintf(buf + len, sizeof buf - len, "%s",
+                              e < 6   ? "\n"
+                              : e < 9 ? "\r\n"
+                                      : "\r\r\n");
+    }
+    char what[64];
+    snprintf(what, sizeof what, "iteration %d (%s)", it, spec);
+    int64_t n = lines;
+    if (it % 3 == 0) n = 1 + (int64_t)(span_next(&seed) % (unsigned)lines); /* stop early */
+    span_agrees(o, buf, len, n, what);
+    int64_t k;
+    tfq_tensor *r = span_records(buf, len, &k);
+    tfq_tuple *t = NULL;
+    if (tfq_decode_csv(o, r, &t, NULL) == TFQ_OK)
+      decoded++;
+    else
+      refused++;
+    tfq_tuple_free(t);
+    tfq_tensor_free(r);
+    tfq_csv_options_free(o);
+  }
+  /* the cases hold both outcomes in numbers */
+  cr_assert_gt(decoded, 500, "%d decoded", decoded);
+  cr_assert_gt(refused, 1000, "%d refused", refused);
+}
+
+Test(decode_csv, span_stops_after_n_lines_and_at_the_spans_end) {
+  tfq_csv_options *o = mk("i:0 s:x");
+  const char buf[] = "1,a\n2,bb\r\n3,\n";
+  tfq_tuple *t;
+  size_t count, used;
+  cr_assert_eq(tfq_tuple_new(2, &t, NULL), TFQ_OK);
+  cr_assert_eq(tfq__decode_csv_span(o, buf, strlen(buf), 2, t, NULL, &count, &used, st), TFQ_OK);
+  cr_assert(count == 2 && used == 10, "%zu lines, %zu bytes", count, used);
+  expect_i32(t, 0, I32(1, 2));
+  expect_str(t, 1, STR("a", "bb"));
+  /* more lines asked for than the span holds: all of them, the rest of the rows unspecified */
+  cr_assert_eq(tfq__decode_csv_span(o, buf, strlen(buf), 5, t, NULL, &count, &used, st), TFQ_OK);
+  cr_assert(count == 3 && used == strlen(buf), "%zu lines, %zu bytes", count, used);
+  cr_assert_eq(tfq_tensor_num_elements(tfq_tuple_get(t, 0)), 5);
+  const int32_t *v = tfq_tensor_cdata(tfq_tuple_get(t, 0));
+  cr_assert(v[0] == 1 && v[1] == 2 && v[2] == 3);
+  size_t l;
+  const char *x = tfq_tensor_string(tfq_tuple_get(t, 1), 2, &l);
+  cr_assert(l == 1 && x[0] == 'x', "the default");
+  /* a span must end with a whole line */
+  cr_assert_eq(tfq__decode_csv_span(o, buf, strlen(buf) - 1, 5, t, NULL, &count, &used, st),
+               TFQ_INVALID_ARGUMENT);
+  cr_assert_str_eq(tfq_status_message(st), "the span must end with a line's '\\n'");
+  cr_assert(count == 0 && used == 0);
+  tfq_tuple_free(t);
+  tfq_csv_options_free(o);
+}
