@@ -519,7 +519,9 @@ static tfq_code span_step(tfq_read_decode_op *op, tfq_cancel *cancel, int *handl
   int at_end;
   int64_t first;
   if (!tfq__reader_lines_begin(op->reader, want, &buf, &len, &at_end)) return TFQ_OK;
-  if (at_end && (!est || len / est < b)) { /* a file's last lines, most likely fewer than b */
+  /* a file's last lines, most likely fewer than b (tried once while the size of a line is not
+   * known: a short span then teaches it) */
+  if (at_end && est && len / est < b) {
     tfq__reader_lines_end(op->reader, 0, 0, &first);
     return TFQ_OK;
   }

@@ -347,10 +347,23 @@ tfq_code tfq_reader_read_up_to(tfq_reader *r, tfq_queue *work, int64_t n, tfq_te
   return read_common(r, work, n, 0, keys, values, cancel, st);
 }
 
+/* Notes the thread taking lines (r->mu held); returns whether another thread has taken some. */
+static int lines_shared(tfq_reader *r) {
+  pthread_t self = pthread_self();
+  if (!r->line_thread_set) {
+    r->line_thread = self;
+    r->line_thread_set = 1;
+  } else if (!r->lines_shared && !pthread_equal(r->line_thread, self)) {
+    r->lines_shared = 1;
+  }
+  return r->lines_shared;
+}
+
 tfq_code tfq__reader_take_lines(tfq_reader *r, tfq_tensor *vt, int64_t *m, int64_t *first,
                                 const char **work, size_t *work_len, tfq_status *st) {
   *m = 0;
   tfq__lock(&r->mu);
+  (void)lines_shared(r);
   if (r->ops == &tfq__textline_ops && !r->pend_code && r->work_finished < r->work_started &&
       r->in) {
     int64_t k = tfq__textline_take(r, vt, vt->nelems, first, work);
@@ -371,6 +384,12 @@ int tfq__reader_lines_begin(tfq_reader *r, size_t want, const char **buf, size_t
                             int *at_end) {
   tfq__lock(&r->mu);
   size_t cap = r->in ? tfq__instream_capacity(r->in) : 0;
+  /* Several threads taking lines (TF's shuffle_batch(num_threads=N) over one reader): each decodes
+   * its copy with the lock released, as the copying path does, rather than one at a time. */
+  if (lines_shared(r)) {
+    tfq__unlock(&r->mu);
+    return 0;
+  }
   /* Every whole line of a buffer of buffer_bytes is shorter than buffer_bytes and so, with
    * max_line_bytes >= buffer_bytes, within TextLineReader's limits: a grown buffer (a long line)
    * or a smaller max_line_bytes goes the ordinary way, which holds those rules. */

@@ -108,6 +108,11 @@ struct tfq_reader {
   int64_t index;  /* line number / record index */
   uint64_t skip;  /* FixedLength: bytes of a hop still to skip */
   size_t scanned; /* TextLine: bytes already searched for '\n' */
+  /* the one thread that has taken lines for a read-decode op (tfq__reader_lines_begin and
+   * tfq__reader_take_lines), and whether another has too: a reader several threads take lines
+   * from must not hold its lock through their decodes */
+  pthread_t line_thread;
+  int line_thread_set, lines_shared;
   /* key buffers: TFQ__KEY_COPIES copies, key_stride apart, of "<work>:" followed by digits
    * (emit_num uses the first).  Each holds work_len + 64 initialised bytes: batch key writers
    * copy keys in 32-byte blocks. */

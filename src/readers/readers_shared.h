@@ -33,7 +33,9 @@ tfq_code tfq__reader_take_lines(tfq_reader *r, tfq_tensor *vt, int64_t *m, int64
  * returns 0.  Returns 0, lock not held, whenever the
  * ordinary read is needed: another reader kind, no work unit, a pending error, a line known to
  * cross the buffer, no whole line buffered, a buffer grown for a long line, max_line_bytes below
- * buffer_bytes.  The caller must call tfq__reader_lines_end() after every 1, from the same
+ * buffer_bytes, and from the moment a second thread takes lines from this reader (this call or
+ * tfq__reader_take_lines: a reader shared by several threads must not hold its lock through one
+ * thread's decode).  The caller must call tfq__reader_lines_end() after every 1, from the same
  * thread, and touch nothing else of the reader in between.  Thread-safety: any. */
 int tfq__reader_lines_begin(tfq_reader *r, size_t want, const char **buf, size_t *len, int *at_end);
 

@@ -3,6 +3,7 @@
  * wait, extra queue-closed codes, the LooperThread's back-to-back mode and errors, and the
  * Coordinator's handling of late stops and never-joined threads.  Public headers, and one private
  * counter of the read-decode op (src/coord/coord_internal.h). */
+#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -507,6 +508,51 @@ Test(coord_rd, lines_decoded_in_the_readers_buffer_arrive_once_in_order_with_the
 
 Test(coord_rd, lines_decoded_in_the_buffer_then_a_last_line_without_newline_and_long_steps) {
   span_case(65536, 200, 0);
+}
+
+static void *one_step(void *op) {
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_read_decode_step(op, NULL, st), TFQ_OK, "%s", tfq_status_message(st));
+  tfq_status_free(st);
+  return NULL;
+}
+
+/* A reader whose lines a second thread takes (TF's shuffle_batch(num_threads=N) over one reader)
+ * is no longer decoded under its lock: the steps from then on copy their lines and decode with
+ * the lock released, as before the buffer path, and every line still arrives once, in order. */
+Test(coord_rd, a_reader_two_threads_take_lines_from_stops_decoding_under_its_lock) {
+  enum { N = 900 }; /* rd_small_buffer's queue holds 1,000 */
+  char *text = malloc((size_t)N * 32);
+  cr_assert_not_null(text);
+  size_t len = 0;
+  for (int i = 0; i < N; i++) len += (size_t)sprintf(text + len, "%d.5,0.25,%d\n", i, i);
+  rd_fixture f;
+  rd_small_buffer(&f, text, 16384);
+  tfq_status *st = tfq_status_new();
+  for (int i = 0; i < 4; i++) OK(tfq_read_decode_step(f.op, NULL, st));
+  /* the first step opens the file the ordinary way */
+  cr_assert_eq(tfq__read_decode_op_span_steps(f.op), 3, "one thread: lines decoded in place (%lld)",
+               (long long)tfq__read_decode_op_span_steps(f.op));
+  pthread_t t;
+  cr_assert_eq(pthread_create(&t, NULL, one_step, f.op), 0);
+  cr_assert_eq(pthread_join(t, NULL), 0);
+  int64_t after = tfq__read_decode_op_span_steps(f.op);
+  cr_assert_leq(after, 3, "the second thread's step copied its lines");
+  tfq_code c;
+  int steps = 0;
+  while ((c = tfq_read_decode_step(f.op, NULL, st)) == TFQ_OK) cr_assert_lt(++steps, N);
+  cr_assert_eq(c, TFQ_OUT_OF_RANGE, "%s", tfq_status_message(st));
+  cr_assert_eq(tfq__read_decode_op_span_steps(f.op), after, "shared: no more steps in place");
+  cr_assert_eq(tfq_queue_size(f.target), N);
+  tfq_tuple *got;
+  OK(tfq_queue_dequeue_many(f.target, N, &got, NULL, NOTIMEOUT, NULL));
+  const float *a = tfq_tensor_data(tfq_tuple_get(got, 0));
+  const int32_t *y = tfq_tensor_data(tfq_tuple_get(got, 2));
+  for (int i = 0; i < N; i++) cr_assert(a[i] == (float)i + 0.5f && y[i] == i, "row %d", i);
+  tfq_tuple_free(got);
+  tfq_status_free(st);
+  rd_teardown(&f);
+  free(text);
 }
 
 /* ---- QueueRunner ---- */
