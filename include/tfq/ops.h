@@ -29,8 +29,14 @@ TFQ_EXTERN_C_BEGIN
  * Each run of the step reads up to `batch` records of one file with tfq_reader_read_up_to() from
  * work queue `work`, decodes them with decode_csv (or, without csv options, takes the records
  * themselves as one string component), and enqueue_many's the result into `target`.
+ * With a TextLineReader, csv options, no keys and no sharding, a step decodes `batch` whole lines
+ * where they lie in the reader's buffer, under the reader's lock (no copy of them, no scan for
+ * their ends of its own); a file's last lines, lines longer than the buffer foresaw, a decode
+ * error and a reader several threads take lines from go through a copy of the lines decoded
+ * outside the lock.  The records, values, errors and their locations are the same either way.
  * Thread-safety: several runner threads may share one op (the reader serialises itself; decoding
- * and enqueueing run in parallel); the setters before the op runs, from one thread.
+ * and enqueueing run in parallel: from the moment a second thread takes lines from the reader,
+ * no step decodes under its lock); the setters before the op runs, from one thread.
  * Memory: between steps the op keeps its last step's lines and decoded columns to refill them.
  * A string column's rows stay shared with `target` (the strings are not copied), so in ops of up
  * to 64 columns the op also keeps up to 32 such columns per string column, refilling one once

@@ -1,7 +1,9 @@
 /* Differential harness shared by the libFuzzer target and the unit test: decodes the same records
  * with the same options through the three tokenizer paths (auto = fast path + libcsv for quoted
  * records, libcsv for every record, scalar reference) and reports any difference in the code, the
- * message or the outputs.  White-box: uses src/csv/csv_internal.h.
+ * message or the outputs; and the same records as the lines of one buffer through the read-decode
+ * op's decode in place (tfq__decode_csv_span).  White-box: uses src/csv/csv_internal.h and
+ * src/csv/csv_shared.h.
  *
  * Input layout: byte 0 flags (bit0 use_quote_delim, bits1-2 delimiter: ',' '\t' '|' or byte 6,
  * bit3 na_value "NA", bit4 select_cols from byte 7), byte 1 column count (1 + b % 4),
@@ -11,10 +13,12 @@
 #define TFQ_CSV_DIFF_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <tfq/tfq.h>
 
 #include "../../src/csv/csv_internal.h"
+#include "../../src/csv/csv_shared.h"
 
 #define CSV_DIFF_MAX_RECS 64
 
@@ -30,6 +34,49 @@ static int csv_diff_same_tensor(const tfq_tensor *a, const tfq_tensor *b) {
     return 1;
   }
   return memcmp(tfq_tensor_cdata(a), tfq_tensor_cdata(b), tfq_tensor_byte_size(a)) == 0;
+}
+
+/* The read-decode op's decode of lines where they lie in a reader's buffer
+ * (tfq__decode_csv_span): the records as the lines of one buffer, each ended by '\n', against
+ * the auto path's result (code `rc`, message `msg`, outputs `out`).  Records a line cannot carry
+ * (a '\n' inside, or a last '\r' that TextLineReader would take for half of "\r\n") are
+ * skipped.  Returns 1 on a difference. */
+static int csv_diff_span(const tfq_csv_options *o, const char *const *recs, const size_t *lens,
+                         size_t n, tfq_code rc, const char *msg, tfq_tuple *out) {
+  size_t total = 0;
+  for (size_t r = 0; r < n; r++) {
+    if (memchr(recs[r], '\n', lens[r]) || (lens[r] && recs[r][lens[r] - 1] == '\r')) return 0;
+    total += lens[r] + 1;
+  }
+  char *buf = malloc(total ? total : 1);
+  tfq_status *st = tfq_status_new();
+  tfq_tuple *got = NULL;
+  if (!buf || !st || tfq_tuple_new(tfq_csv_options_num_columns(o), &got, NULL)) abort();
+  size_t at = 0, count = 0, used = 0;
+  for (size_t r = 0; r < n; r++) {
+    if (lens[r]) memcpy(buf + at, recs[r], lens[r]);
+    at += lens[r];
+    buf[at++] = '\n';
+  }
+  tfq_code c = tfq__decode_csv_span(o, buf, total, n, got, NULL, &count, &used, st);
+  char m[256]; /* cut as csv_diff_run cuts the paths' messages */
+  snprintf(m, sizeof m, "%s", tfq_status_message(st));
+  int differ = c != rc || strcmp(m, msg) != 0;
+  if (!differ && c == TFQ_OK) {
+    differ = count != n || used != total;
+    for (size_t k = 0; k < tfq_csv_options_num_columns(o) && !differ; k++)
+      if (!csv_diff_same_tensor(tfq_tuple_get(out, k), tfq_tuple_get(got, k))) differ = 1;
+  }
+  if (differ) {
+    fprintf(stderr, "csv_diff: the span decode differs from auto: [%s] vs [%s]; buffer:\n  \"",
+            tfq_status_message(st), msg);
+    for (size_t j = 0; j < total; j++) fprintf(stderr, "\\x%02x", (unsigned char)buf[j]);
+    fprintf(stderr, "\"\n");
+  }
+  tfq_tuple_free(got);
+  tfq_status_free(st);
+  free(buf);
+  return differ;
 }
 
 /* Returns 0 when the three paths agree (or the input is too short), 1 otherwise. */
@@ -119,6 +166,7 @@ static int csv_diff_run(const uint8_t *data, size_t size) {
         }
       }
     }
+    if (start == 0 && !differ) differ = csv_diff_span(o, recs, lens, n, rc[0], msg[0], out[0]);
     for (int path = 0; path < 3; path++) tfq_tuple_free(out[path]);
   }
   tfq_csv_options_free(o);
