@@ -73,8 +73,10 @@ typedef struct fused_ctx {
   size_t nscols;
 } fused_ctx;
 
-static inline const char *field_end(const char *p, const char *end, const char *lim,
-                                    unsigned char delim, int q) {
+/* The first delimiter, '\n', '\r' or (quoting on) '"' in [p, end), or NULL; loads may read up to
+ * lim (>= end). */
+static inline const char *field_stop(const char *p, const char *end, const char *lim,
+                                     unsigned char delim, int q) {
 #if defined(__SSE2__)
   const __m128i vd = _mm_set1_epi8((char)delim), vn = _mm_set1_epi8('\n'), vr = _mm_set1_epi8('\r'),
                 vq = _mm_set1_epi8(q ? '"' : (char)delim);
@@ -85,19 +87,25 @@ static inline const char *field_end(const char *p, const char *end, const char *
     unsigned mask = (unsigned)_mm_movemask_epi8(m);
     if (mask) {
       const char *x = p + __builtin_ctz(mask);
-      if (x >= end) return end;
-      return (unsigned char)*x == delim ? x : NULL;
+      return x < end ? x : NULL;
     }
     p += 16;
-    if (p >= end) return end;
+    if (p >= end) return NULL;
   }
 #endif
   for (; p < end; p++) {
     unsigned char c = (unsigned char)*p;
-    if (c == delim) return p;
-    if (c == '\n' || c == '\r' || (q && c == '"')) return NULL;
+    if (c == delim || c == '\n' || c == '\r' || (q && c == '"')) return p;
   }
-  return end;
+  return NULL;
+}
+
+/* End of the unquoted field at p: the first delimiter, or end; NULL if a '"' (quoting on), '\n'
+ * or '\r' comes first. */
+static inline const char *field_end(const char *p, const char *end, const char *lim,
+                                    unsigned char delim, int q) {
+  const char *x = field_stop(p, end, lim, delim, q);
+  return !x ? end : (unsigned char)*x == delim ? x : NULL;
 }
 
 static inline int is_na(const fused_ctx *c, const char *p, size_t n) {
@@ -230,27 +238,6 @@ static int fused_row(fused_ctx *c, const char *rec, size_t len, const char *lim,
   return 1;
 }
 
-/* The first delimiter, '\n', '\r' or (quoting on) '"' in [p, end), or NULL.  Reads nothing at or
- * past end. */
-static inline const char *field_stop(const char *p, const char *end, unsigned char delim, int q) {
-#if defined(__SSE2__)
-  const __m128i vd = _mm_set1_epi8((char)delim), vn = _mm_set1_epi8('\n'), vr = _mm_set1_epi8('\r'),
-                vq = _mm_set1_epi8(q ? '"' : (char)delim);
-  for (; end - p >= 16; p += 16) {
-    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, vd), _mm_cmpeq_epi8(v, vq)),
-                             _mm_or_si128(_mm_cmpeq_epi8(v, vn), _mm_cmpeq_epi8(v, vr)));
-    unsigned mask = (unsigned)_mm_movemask_epi8(m);
-    if (mask) return p + __builtin_ctz(mask);
-  }
-#endif
-  for (; p < end; p++) {
-    unsigned char c = (unsigned char)*p;
-    if (c == delim || c == '\n' || c == '\r' || (q && c == '"')) return p;
-  }
-  return NULL;
-}
-
 /* Record i of kind-3 lines (src->kind 3): the line at rec, cut where its fields end, so that the
  * lines need no scan of their own.  Every line of [rec, end) ends with '\n' (end[-1] is '\n').
  * Decodes the line as fused_row() decodes it without its "\n" or "\r\n" and returns the start of
@@ -280,7 +267,7 @@ static const char *fused_open(fused_ctx *c, const char *rec, const char *end, si
     } else {
       if (d->dtype != TFQ_STRING) {
         e = fast_field(d->dtype, p, end, end, at);
-      } else if ((e = field_stop(p, end, delim, c->q))) {
+      } else if ((e = field_stop(p, end, end, delim, c->q))) {
         c->strs[f].p = p;
         c->strs[f].len = (size_t)(e - p);
       }
