@@ -24,8 +24,8 @@
 #include "cat_stdin.h"
 
 /* Records a reader op reads at a time (read_up_to): the room the queue keeps for its producers
- * (capacity - min_after_dequeue: (threads + 2) batches by default, at least READ_CHUNK_MAX records
- * per reader with several readers, see widen_capacity) within [READ_CHUNK_MIN, READ_CHUNK_MAX],
+ * (capacity - min_after_dequeue: by default at least READ_CHUNK_MAX records per reader, see
+ * widen_capacity) within [READ_CHUNK_MIN, READ_CHUNK_MAX],
  * so that an enqueue_many rarely waits for room half-way (each wait costs a sleep and a wake-up
  * on both sides) while the op's fixed costs per read (a handful of tensors) stay small per
  * record; but about READ_VALUES values at most for tfq-cat's wide rows: a read batch of rows
@@ -227,18 +227,24 @@ static int64_t read_chunk_max(const app *a) {
   return READ_CHUNK_MAX;
 }
 
-/* The default capacity with several readers (TF's rule gave mad + (threads + 2) batches): room
- * for one whole read step per reader above min_after_dequeue, so that readers enqueue in steps
- * of READ_CHUNK_MAX records instead of waiting for room half-way through them (on DM, two
- * readers: 1.39x one reader with room for 512 records, 1.54x with 1,024; with 2,048, wall time
- * a further 3% less). */
+/* The default capacity: room for one whole read step (READ_CHUNK_MAX records, fewer for wide rows)
+ * per reader above min_after_dequeue, where TF's rule (mad + (threads + 2) batches; 3 batches
+ * without shuffling) leaves less.  Readers then enqueue in whole steps instead of waiting for
+ * room half-way through them (on DM, two readers: 1.39x one reader with room for 512 records,
+ * 1.54x with 1,024), and the consumer, which drains a step's batches faster than the reader
+ * decodes the next, sleeps and is woken once a step rather than once every three batches (on DM,
+ * batches of 128, one reader: 700 voluntary context switches a run instead of 1,840; each costs
+ * both threads a few microseconds; docs/performance.md, sixth pass).  A shuffle with --seed and
+ * one reader (a reproducible order) keeps TF's rule: its order depends on the capacity (each
+ * batch is drawn from a full queue), and a seed repeats the order of earlier versions.  A given
+ * --capacity is kept. */
 static void widen_capacity(app *a) {
   const options *o = &a->o;
-  if (o->capacity >= 0 || !o->shuffle || o->threads < 2) return;
-  int64_t step = read_chunk_max(a);
-  int64_t room = o->threads > INT64_MAX / step ? INT64_MAX : o->threads * step;
-  if (a->capacity - a->mad < room)
-    a->capacity = a->mad > INT64_MAX - room ? INT64_MAX : a->mad + room;
+  if (o->capacity >= 0 || (o->shuffle && o->seed_set && o->threads == 1)) return;
+  int64_t step = read_chunk_max(a), readers = o->shuffle ? o->threads : 1;
+  int64_t room = readers > INT64_MAX / step ? INT64_MAX : readers * step;
+  int64_t base = o->shuffle ? a->mad : 0;
+  if (a->capacity - base < room) a->capacity = base > INT64_MAX - room ? INT64_MAX : base + room;
 }
 
 /* The reader threads: one reader and one op each, sharing the filename queue (a drained thread

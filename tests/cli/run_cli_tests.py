@@ -464,11 +464,21 @@ case("threads_share_one_file_error_line", Q + ["-j", "2", "-n", "0", "-o", "none
      err=rb"^tfq-cat: bad20k\.csv:15001: Field 0 in record 0 is not a valid int32: x\n$")
 case("threads_seed", Q + HDR + ["--threads=3", "--seed=5", "-n", "0", "-o", "none", "--stats",
                                 "{iris}"], err=rb"records 150, ")
-# The default capacity: TF's rule, min_after_dequeue + (threads + 2) * batch size, and with two
-# or more readers room for a whole read step (1,024 records) per reader above min_after_dequeue.
+# The default capacity: TF's rule, min_after_dequeue + (threads + 2) * batch size (3 batches
+# without shuffling), widened to room for a whole read step (1,024 records) per reader above
+# min_after_dequeue; a shuffle with --seed and one reader keeps TF's rule (its order depends on
+# the capacity).
 STATS0 = Q + HDR + ["-n", "0", "-o", "none", "--stats"]
-case("capacity_default_one_reader", STATS0 + ["-j", "1", "-b", "8", "{iris}"],
+case("capacity_default_one_reader_a_read_step", STATS0 + ["-j", "1", "-b", "8", "{iris}"],
+     err=rb"\(capacity 2024, min_after_dequeue 1000\)")
+case("capacity_default_seeded_shuffle_keeps_tf_rule",
+     STATS0 + ["-j", "1", "-b", "8", "--seed=4", "{iris}"],
      err=rb"\(capacity 1024, min_after_dequeue 1000\)")
+case("capacity_default_no_shuffle_a_read_step", STATS0 + ["--no-shuffle", "-b", "8", "{iris}"],
+     err=rb"\(capacity 1024, min_after_dequeue 0\)")
+case("capacity_default_no_shuffle_tf_rule_with_big_batches",
+     STATS0 + ["--no-shuffle", "-b", "1000", "{iris}"],
+     err=rb"\(capacity 3000, min_after_dequeue 0\)")
 case("capacity_default_two_readers_a_read_step_each", STATS0 + ["-j", "2", "-b", "8", "{iris}"],
      err=rb"\(capacity 3048, min_after_dequeue 1000\)")
 case("capacity_default_tf_rule_with_big_batches", STATS0 + ["-j", "2", "-b", "1024", "{iris}"],
