@@ -660,8 +660,9 @@ def _cpu_seconds(argv, cwd):
 def _wide_linear(ctx):
     # tfq-cat's cost is linear in the number of columns: 100 rows of 2,000 and of 16,000 float
     # columns (the same bytes per value), with type inference, reading everything with -o none,
-    # and printing 2 batches with -o csv.  8x the columns must cost less than 12x the CPU time
-    # (the best of 3 runs each; linear is 8x).
+    # and printing 2 batches with -o csv.  8x the columns must cost less than 20x the CPU time
+    # (the best of 3 runs each; linear is 8x, quadratic 64x; 12x was once measured 12.1x on a
+    # loaded machine, where the short run's fixed costs weigh more).
     paths = {}
     for cols in (2000, 16000):
         path = os.path.join(ctx.dir, "wide%d.csv" % cols)
@@ -685,7 +686,7 @@ def _wide_linear(ctx):
         ratio = best[16000] / max(best[2000], 1e-3)
         report.append("-o %s: 2,000 columns %.3f CPU-s, 16,000 columns %.3f CPU-s, ratio %.1f"
                       % (out, best[2000], best[16000], ratio))
-        if ratio >= 12:
+        if ratio >= 20:
             return "not linear in the columns: " + "; ".join(report)
     sys.stdout.write("wide_linear: " + "; ".join(report) + "\n")
     return None

@@ -5,7 +5,9 @@
  * Quadratic behaviour is caught by counting operations and by ratios between runs of the same
  * program, never by a wall clock alone:
  *   1. one line of 8 MiB and one of 64 MiB (minus the newline) through a TextLineReader: the
- *      64 MiB line takes less than 12x the 8 MiB one (8x is linear) and less than 10x the time of
+ *      64 MiB line takes less than 20x the 8 MiB one (8x is linear, 64x quadratic; the short run
+ *      is ~10 ms of CPU, mostly fresh pages, so 12x failed once in a CI run under coverage
+ *      with tests in parallel: 14.85x) and less than 10x the time of
  *      64 MiB of ordinary 100-byte lines; the reader's buffer grows by doubling (fewer than 40
  *      reallocations for the 64 MiB line, counted through tfq_set_allocator);
  *   2. 96 MiB without a newline fails with RESOURCE_EXHAUSTED "longer than max_line_bytes" in
@@ -194,8 +196,8 @@ int main(int argc, char **argv) {
          ord.records == (int64_t)(64 * MiB / 100) + 1,
      "long_lines_are_read_whole (records %" PRId64 ", %" PRId64 ", %" PRId64 ")", r8.records,
      r64.records, ord.records);
-  ok(r64.cpu < 12 * (r8.cpu > 1e-4 ? r8.cpu : 1e-4),
-     "long_line_time_grows_linearly (64 MiB / 8 MiB = %.2f, bound 12)",
+  ok(r64.cpu < 20 * (r8.cpu > 1e-4 ? r8.cpu : 1e-4),
+     "long_line_time_grows_linearly (64 MiB / 8 MiB = %.2f, bound 20)",
      r64.cpu / (r8.cpu > 1e-9 ? r8.cpu : 1e-9));
   ok(r64.cpu < 10 * (ord.cpu > 1e-3 ? ord.cpu : 1e-3),
      "long_line_reads_within_10x_of_ordinary_lines (%.2fx)",
