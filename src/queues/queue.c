@@ -1077,14 +1077,38 @@ static tfq_code str_settle(tfq_queue *q, size_t c, tfq_tensor **t, tfq_tensor **
   }
   char *p = tfq__tensor_arena_take(*t, total);
   if (!p) return TFQ_RESOURCE_EXHAUSTED;
-  for (int64_t i = 0; i < (*t)->nelems; i++) {
+  int64_t n = (*t)->nelems;
+  if (q->kind == TFQ_QUEUE_RANDOM_SHUFFLE || q->kind == TFQ_QUEUE_PRIORITY) {
+    for (int64_t i = 0; i < n; i++) { /* rows drawn from all over: no runs to look for */
+      if (!v[i].len) {
+        v[i].p = "";
+        continue;
+      }
+      copy_string(p, v[i].p, v[i].len);
+      v[i].p = p;
+      p += v[i].len;
+    }
+    return TFQ_OK;
+  }
+  for (int64_t i = 0; i < n;) {
     if (!v[i].len) {
-      v[i].p = "";
+      v[i++].p = "";
       continue;
     }
-    copy_string(p, v[i].p, v[i].len);
-    v[i].p = p;
-    p += v[i].len;
+    /* Strings that lie back to back where they are (a FIFO batch's rows of one enqueued tensor:
+     * its arena holds them in row order) are copied as one block. */
+    const char *s0 = v[i].p, *e = s0 + v[i].len;
+    int64_t j = i + 1;
+    while (j < n && v[j].len && v[j].p == e) e += v[j++].len;
+    if (j == i + 1) {
+      copy_string(p, s0, v[i].len);
+      v[i++].p = p;
+      p += e - s0;
+      continue;
+    }
+    memcpy(p, s0, (size_t)(e - s0));
+    for (; i < j; i++) v[i].p = p + (v[i].p - s0);
+    p += e - s0;
   }
   return TFQ_OK;
 }

@@ -291,3 +291,46 @@ Test(string_rows, dequeue_many_into_of_zero_rows_gives_empty_batches) {
   tfq_queue_free(q);
   tfq_spec_free(s);
 }
+
+/* A FIFO batch's strings lie back to back in the arena of the tensor enqueued, so a dequeue copies
+ * each run of them as one block (str_settle).  Runs broken by empty strings and by the change of
+ * owner between two enqueued batches, taken in batches across that change: every string comes
+ * back with its own bytes and length, after both enqueued tensors are gone. */
+Test(string_rows, back_to_back_strings_come_out_whole_across_empties_and_owners) {
+  enum { N = 9 };
+  int64_t sd[2] = {N, 2}, idim[1] = {N};
+  tfq_spec *s = str_spec();
+  tfq_queue *q = fifo(s, 100);
+  static const char text[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  for (int b = 0; b < 2; b++) {
+    tfq_tensor *t = tensor(TFQ_STRING, 2, sd), *v = tensor(TFQ_INT32, 1, idim);
+    for (int i = 0; i < N; i++) {
+      int id = b * N + i;
+      for (int j = 0; j < 2; j++) {
+        size_t len = (size_t)((id * 2 + j) % 7); /* 0 (empty) to 6 bytes */
+        OK(tfq_tensor_set_string(t, 2 * i + j, text + id, len, NULL));
+      }
+      ((int32_t *)tfq_tensor_data(v))[i] = id;
+    }
+    tfq_tuple *tb = tup(2, t, v);
+    OK(tfq_queue_enqueue_many(q, tb, NULL, NOTIMEOUT, NULL));
+    tfq_tuple_free(tb);
+  }
+  int next = 0;
+  for (int take = 5; next < 2 * N; take = 2 * N - next < 7 ? 2 * N - next : 7) {
+    tfq_tuple *out;
+    OK(tfq_queue_dequeue_many(q, take, &out, NULL, NOTIMEOUT, NULL));
+    for (int r = 0; r < take; r++, next++) {
+      cr_assert_eq(((const int32_t *)tfq_tensor_cdata(tfq_tuple_get(out, 1)))[r], next);
+      for (int j = 0; j < 2; j++) {
+        size_t l, want = (size_t)((next * 2 + j) % 7);
+        const char *p = tfq_tensor_string(tfq_tuple_get(out, 0), 2 * r + j, &l);
+        cr_assert_eq(l, want, "id %d string %d: length %zu", next, j, l);
+        cr_assert(memcmp(p, text + next, l) == 0, "id %d string %d: %.*s", next, j, (int)l, p);
+      }
+    }
+    tfq_tuple_free(out);
+  }
+  tfq_queue_free(q);
+  tfq_spec_free(s);
+}
