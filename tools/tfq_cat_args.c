@@ -294,7 +294,7 @@ const char cat_usage_text[] =
     "  -n, --batches=N           batches to print (default 5; 0: until the input ends)\n"
     "      --shuffle             shuffle records in a RandomShuffleQueue (the default)\n"
     "      --no-shuffle          keep file order (one reader thread, FIFO queue)\n"
-    "      --capacity=N          queue capacity (default: TF's rule, see tfq-cat(1))\n"
+    "      --capacity=N          queue capacity (default: see tfq-cat(1))\n"
     "      --min-after-dequeue=N shuffle buffer floor (default 1000)\n"
     "      --seed=N              reproducible order (implies -j 1 unless -j is given); the\n"
     "                            seed drawn otherwise is printed on standard error\n"
