@@ -180,12 +180,19 @@ static tfq_code worker_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
 
 /* tfq-cat's record queue (a->stack_cols): each run of adjacent columns of one dtype is one
  * component, [k] per record for a run of k >= 2 columns (tf.stack of the columns), a scalar for
- * a lone column (and for each column of a run of fewer than STACK_STRINGS_MIN strings).  A wide
- * file's record is then a few tensors instead of one per value: the
- * queue's enqueue_many, its shuffle and the batch dequeues cost per component, not per column.
- * Sets a->spec's field components, a->ncomp, a->col_comp, a->col_idx and a->comp_width. */
+ * a lone column (and, but for CSV rows of up to DIRECT_COLS fields, for each column of a run of
+ * fewer than STACK_STRINGS_MIN strings).  A wide file's record is then a few tensors instead of
+ * one per value: the queue's enqueue_many, its shuffle and the batch dequeues cost per component,
+ * not per column.  Sets a->spec's field components, a->ncomp, a->col_comp, a->col_idx and
+ * a->comp_width. */
 #define STACK_STRINGS_MIN 16
+/* The read-decode op decodes the stacked runs of CSV rows of up to this many fields straight into
+ * their [B, k] components, strings too (src/coord/ops.c, DIRECT_MAX): a run of two strings is
+ * then one component with each row's bytes together, which the shuffled consumer draws with one
+ * view and one owner a row instead of two (docs/performance.md, seventh pass). */
+#define DIRECT_COLS 64
 static void plan_components(app *a, tfq_status *st) {
+  const size_t strings_min = a->fmt == FMT_CSV && a->nfields <= DIRECT_COLS ? 2 : STACK_STRINGS_MIN;
   a->col_comp = xcalloc(a->nfields, sizeof *a->col_comp);
   a->col_idx = xcalloc(a->nfields, sizeof *a->col_idx);
   a->comp_width = xcalloc(a->nfields, sizeof *a->comp_width);
@@ -194,9 +201,9 @@ static void plan_components(app *a, tfq_status *st) {
     tfq_dtype dt = a->fields[c].dtype;
     for (end = c + 1; end < a->nfields && a->fields[end].dtype == dt; end++)
       ;
-    /* A short run of strings stays one component a column: the decoded column then goes into
-     * the queue as it is (shared, not copied), where stacking would copy every string. */
-    if (dt == TFQ_STRING && end - c < STACK_STRINGS_MIN) end = c + 1;
+    /* A short run of strings stays one component a column where stacking would copy every
+     * string: the decoded column then goes into the queue as it is (shared, not copied). */
+    if (dt == TFQ_STRING && end - c < strings_min) end = c + 1;
     int64_t k = (int64_t)(end - c);
     for (size_t j = c; j < end; j++) {
       a->col_comp[j] = a->ncomp;

@@ -12,7 +12,9 @@ typedef struct mapping {
   size_t n;
   int stack;
   int direct; /* lines_step decodes the columns straight into the stacked component (plan_direct) */
-  _Atomic(tfq_tensor *) spare; /* a numeric stacked component the queue copied: refilled */
+  /* the last stacked component: numbers the queue copied, refilled; a direct string component
+   * (the queue shares its rows), refilled once the queue lets go of it, parked until then */
+  _Atomic(tfq_tensor *) spare;
 } mapping;
 
 struct tfq_read_decode_op {
@@ -131,14 +133,15 @@ int64_t tfq_read_decode_op_records(const tfq_read_decode_op *op) {
   return atomic_load(&op->records);
 }
 
-/* Whether lines_step decodes the new mapping i's columns in place: k >= 2 columns of one numeric
- * dtype, none of them used by another component or twice (a column has one place to go).  A
+/* Whether lines_step decodes the new mapping i's columns in place: k >= 2 columns of one dtype
+ * (strings too: their bytes then lie row by row in the component's arena, not copied by a stack),
+ * none of them used by another component or twice (a column has one place to go).  A
  * column used again takes its first user out too.  op->owner[c]: the first mapping of column c. */
 static void plan_direct(tfq_read_decode_op *op, size_t i) {
   size_t ncol = tfq_csv_options_num_columns(op->csv);
   mapping *m = &op->map[i];
   tfq_dtype dt = m->cols[0] < ncol ? tfq__csv_column_dtype(op->csv, m->cols[0]) : 0;
-  m->direct = m->stack && m->n >= 2 && dt != 0 && dt != TFQ_STRING;
+  m->direct = m->stack && m->n >= 2 && dt != 0;
   for (size_t j = 0; j < m->n; j++) {
     size_t c = m->cols[j];
     if (c >= ncol || tfq__csv_column_dtype(op->csv, c) != dt) {
@@ -301,11 +304,13 @@ static tfq_code components(tfq_read_decode_op *op, tfq_tuple *cols, tfq_tensor *
 
 /* decode_csv of the first `n` records, mapped to the target's components, enqueue_many'd. */
 /* After an enqueue: keeps the numeric stacked components nothing else references (the queue
- * copied their rows) for the next step's stack_columns, and frees `comp`. */
+ * copied their rows) for the next step's stack_columns or direct_outputs, and the string ones
+ * decoded in place (the queue shares their rows) for direct_outputs to park, and frees `comp`. */
 static void recycle(tfq_read_decode_op *op, tfq_tuple *comp) {
   for (size_t i = 0; comp && i < op->nmap; i++) {
     tfq_tensor *t = comp->c[i];
-    if (!op->map[i].stack || !t || t->dtype == TFQ_STRING || tfq_tensor_refcount(t) != 1) continue;
+    if (!op->map[i].stack || !t) continue;
+    if (t->dtype == TFQ_STRING ? !op->map[i].direct : tfq_tensor_refcount(t) != 1) continue;
     comp->c[i] = NULL;
     tfq_tensor_free(atomic_exchange(&op->map[i].spare, t));
   }
@@ -371,44 +376,11 @@ static tfq_code salvage(tfq_read_decode_op *op, tfq_tensor *keys, tfq_tensor *va
   return c;
 }
 
-/* Stacked components decoded in place (plan_direct), for ops of up to DIRECT_MAX columns and
- * components (wider ones keep the copy, stack_columns' tiled transpose): for each such mapping
- * i, direct[i] is a [m, k] tensor (the spare the queue copied last time, or a new one) and
- * outs[] points its columns at their places in it; the other entries are zero. */
-#define DIRECT_MAX 64
-static tfq_code direct_outputs(tfq_read_decode_op *op, int64_t m, size_t ncol, tfq__csv_out *outs,
-                               tfq_tensor **direct, tfq_status *st) {
-  memset(outs, 0, ncol * sizeof *outs);
-  memset(direct, 0, op->nmap * sizeof *direct);
-  for (size_t i = 0; i < op->nmap; i++) {
-    mapping *mp = &op->map[i];
-    if (!mp->direct) continue;
-    tfq_dtype dt = tfq__csv_column_dtype(op->csv, mp->cols[0]);
-    tfq_tensor *t = atomic_exchange(&mp->spare, NULL);
-    if (!t || t->dtype != dt || t->dims[0] != m || !tfq__tensor_sole(t)) {
-      tfq_tensor_free(t);
-      int64_t dims[2] = {m, (int64_t)mp->n};
-      tfq_code c = tfq__tensor_alloc(dt, dims, 2, 0, &t, st);
-      if (c) return c;
-    }
-    direct[i] = t;
-    size_t esz = tfq_dtype_size(dt);
-    for (size_t j = 0; j < mp->n; j++)
-      outs[mp->cols[j]] = (tfq__csv_out){(char *)t->data + j * esz, mp->n * esz};
-  }
-  return TFQ_OK;
-}
-
+#define DIRECT_MAX 64 /* the widest op whose stacked components are decoded in place */
 /* After direct_outputs: the tensors components() did not take go back as spares. */
 static void free_direct(tfq_read_decode_op *op, tfq_tensor **direct) {
   for (size_t i = 0; direct && i < op->nmap; i++)
     if (direct[i]) tfq_tensor_free(atomic_exchange(&op->map[i].spare, direct[i]));
-}
-
-/* Keeps `vt` (NULL: nothing) for the next lines_step when nothing else references it. */
-static void keep_lines(tfq_read_decode_op *op, tfq_tensor *vt) {
-  if (vt && tfq_tensor_refcount(vt) == 1) vt = atomic_exchange(&op->lines, vt);
-  tfq_tensor_free(vt);
 }
 
 /* Places a string column has in the op's park: a RandomShuffleQueue holds some row of a step's
@@ -417,72 +389,126 @@ static void keep_lines(tfq_read_decode_op *op, tfq_tensor *vt) {
  * queue has let go of. */
 #define PARK 32
 
+/* Keeps `vt` (NULL: nothing) for the next lines_step when nothing else references it. */
+static void keep_lines(tfq_read_decode_op *op, tfq_tensor *vt) {
+  if (vt && tfq_tensor_refcount(vt) == 1) vt = atomic_exchange(&op->lines, vt);
+  tfq_tensor_free(vt);
+}
+
 /* A string column's rows enqueued are shared with the queue (the strings are not copied), so the
- * next step cannot refill it: the column is parked in the op's park (PARK places a column), and a
- * parked one that nothing else references any more (the queue and the batches let go of its
- * rows) takes its place, to be refilled.  Steady steps then allocate no string column, and the
- * consumer that drops a column's last row no longer frees it.  With every place taken by a column
- * still in use, the oldest is let go (the queue frees it with its last row) and decode allocates
- * a new one.  The park is taken (or made) at the first shared column and held to the end, so
- * op->park_next is the holder's alone; without one (another thread holds it, or out of memory)
- * the columns are made anew, as without a park.  Only ops of up to DIRECT_MAX columns park
- * (PARK x 64 columns of a step's strings at most): wider rows would keep too much memory. */
-static void park_strings(tfq_read_decode_op *op, tfq_tuple *cols) {
-  tfq_tuple *park = NULL;
+ * next step cannot refill it: the column is parked in the op's park (PARK places a column, and
+ * PARK for each stacked string component decoded in place), and a parked one that nothing else
+ * references any more (the queue and the batches let go of its rows) takes its place, to be
+ * refilled.  Steady steps then allocate no string column, and the consumer that drops a column's
+ * last row no longer frees it.  With every place taken by a column still in use, the oldest is let
+ * go (the queue frees it with its last row) and decode allocates a new one.  The park is taken (or
+ * made) at the first shared column and held to the end of step_outputs, so op->park_next is the
+ * holder's alone; without one (another thread holds it, or out of memory) the columns are made
+ * anew, as without a park.  Only ops of up to DIRECT_MAX columns park (PARK x 64 columns of a
+ * step's strings at most): wider rows would keep too much memory. */
+
+/* Takes the op's park into *park, or makes one, unless it is held already: 0 when there is none
+ * to be had. */
+static int park_take(tfq_read_decode_op *op, size_t ncol, tfq_tuple **park) {
+  return *park || (*park = atomic_exchange(&op->park, NULL)) ||
+         !tfq_tuple_new((ncol + op->nmap) * PARK, park, NULL);
+}
+
+/* Parks the shared string tensor `t` in group g's places and returns the parked tensor nothing
+ * else references that it replaces (to be refilled), or NULL (decode makes a new one). */
+static tfq_tensor *park_swap(tfq_read_decode_op *op, tfq_tuple *park, size_t g, tfq_tensor *t) {
+  tfq_tensor **place = &park->c[g * PARK];
+  size_t k = 0, empty = PARK;
+  for (; k < PARK; k++) {
+    if (!place[k]) {
+      if (empty == PARK) empty = k;
+    } else if (tfq_tensor_refcount(place[k]) == 1) {
+      break;
+    }
+  }
+  if (k < PARK) { /* a parked tensor nothing else uses: it takes t's place */
+    tfq_tensor *r = place[k];
+    place[k] = t;
+    return r;
+  }
+  if (empty == PARK) { /* every place taken by a tensor in use: the oldest goes */
+    empty = op->park_next;
+    op->park_next = (op->park_next + 1) % PARK;
+    tfq_tensor_free(place[empty]);
+  }
+  place[empty] = t;
+  return NULL;
+}
+
+/* The decoded columns' side of the park (groups 0 .. ncol - 1). */
+static void park_strings(tfq_read_decode_op *op, tfq_tuple *cols, tfq_tuple **park) {
   for (size_t f = 0; f < cols->n; f++) {
     tfq_tensor *t = cols->c[f];
     if (!t || t->dtype != TFQ_STRING || tfq_tensor_refcount(t) == 1) continue;
-    if (!park && !(park = atomic_exchange(&op->park, NULL)) &&
-        tfq_tuple_new(cols->n * PARK, &park, NULL))
-      return;
-    tfq_tensor **place = &park->c[f * PARK];
-    size_t k = 0, empty = PARK;
-    for (; k < PARK; k++) {
-      if (!place[k]) {
-        if (empty == PARK) empty = k;
-      } else if (tfq_tensor_refcount(place[k]) == 1) {
-        break;
-      }
-    }
-    if (k < PARK) { /* a parked column nothing else uses: it takes t's place */
-      cols->c[f] = place[k];
-      place[k] = t;
-      continue;
-    }
-    if (empty == PARK) { /* every place taken by a column in use: the oldest goes */
-      empty = op->park_next;
-      op->park_next = (op->park_next + 1) % PARK;
-      tfq_tensor_free(place[empty]);
-    }
-    place[empty] = t; /* decode makes a new column in its slot */
-    cols->c[f] = NULL;
+    if (!park_take(op, cols->n, park)) return;
+    cols->c[f] = park_swap(op, *park, f, t);
   }
-  if (park) tfq_tuple_free(atomic_exchange(&op->park, park));
+}
+
+/* Stacked components decoded in place (plan_direct), for ops of up to DIRECT_MAX columns and
+ * components (wider ones keep the copy, stack_columns' tiled transpose): for each such mapping
+ * i, direct[i] is a [m, k] tensor (the spare the queue copied or let go of, or a parked one, or a
+ * new one) and outs[] points its columns at their places in it; the other entries are zero.  A
+ * string component's spare the queue still shares rows of is parked (group ncol + i). */
+static tfq_code direct_outputs(tfq_read_decode_op *op, int64_t m, size_t ncol, tfq__csv_out *outs,
+                               tfq_tensor **direct, tfq_tuple **park, tfq_status *st) {
+  memset(outs, 0, ncol * sizeof *outs);
+  memset(direct, 0, op->nmap * sizeof *direct);
+  for (size_t i = 0; i < op->nmap; i++) {
+    mapping *mp = &op->map[i];
+    if (!mp->direct) continue;
+    tfq_dtype dt = tfq__csv_column_dtype(op->csv, mp->cols[0]);
+    tfq_tensor *t = atomic_exchange(&mp->spare, NULL);
+    if (t && dt == TFQ_STRING && !tfq__tensor_sole(t))
+      t = park_take(op, ncol, park) ? park_swap(op, *park, ncol + i, t)
+                                    : (tfq_tensor_free(t), NULL);
+    if (!t || t->dtype != dt || t->dims[0] != m || !tfq__tensor_sole(t)) {
+      tfq_tensor_free(t);
+      int64_t dims[2] = {m, (int64_t)mp->n};
+      tfq_code c = tfq__tensor_alloc(dt, dims, 2, 0, &t, st);
+      if (c) return c;
+    } else if (dt == TFQ_STRING) {
+      tfq__tensor_strings_reset(t); /* keeps its newest chunk */
+    }
+    direct[i] = t;
+    size_t esz = dt == TFQ_STRING ? sizeof(tfq__str) : tfq_dtype_size(dt);
+    for (size_t j = 0; j < mp->n; j++)
+      outs[mp->cols[j]] =
+          (tfq__csv_out){(char *)t->data + j * esz, mp->n * esz, dt == TFQ_STRING ? t : NULL};
+  }
+  return TFQ_OK;
 }
 
 /* A step's outputs for m rows: the last step's columns (any thread's; those the queue copied are
  * refilled in place, string columns it still shares are swapped for parked ones) in *cols, and
- * for an op with stacked numeric components, their [m, k] tensors in direct[] with outs[]
- * pointing the columns into them (*outs and *direct NULL otherwise).  outs_s and direct_s hold
- * DIRECT_MAX entries. */
+ * for an op with stacked components decoded in place, their [m, k] tensors in direct[] with
+ * outs[] pointing the columns into them (*outs and *direct NULL otherwise).  outs_s and direct_s
+ * hold DIRECT_MAX entries. */
 static tfq_code step_outputs(tfq_read_decode_op *op, int64_t m, tfq_tuple **cols,
                              tfq__csv_out *outs_s, tfq_tensor **direct_s, tfq__csv_out **outs,
                              tfq_tensor ***direct, tfq_status *st) {
   size_t ncol = tfq_csv_options_num_columns(op->csv);
   tfq_code c = TFQ_OK;
+  tfq_tuple *park = NULL;
   *outs = NULL;
   *direct = NULL;
   *cols = atomic_exchange(&op->cols, NULL);
   if (!*cols) {
     c = tfq_tuple_new(ncol, cols, st);
-  } else if ((*cols)->n <= DIRECT_MAX) {
-    park_strings(op, *cols);
+  } else if ((*cols)->n <= DIRECT_MAX && op->nmap <= DIRECT_MAX) {
+    park_strings(op, *cols, &park);
   }
   if (!c && op->ndirect && ncol <= DIRECT_MAX && op->nmap <= DIRECT_MAX) {
     *outs = outs_s;
     *direct = direct_s;
-    c = direct_outputs(op, m, ncol, outs_s, direct_s, st);
+    c = direct_outputs(op, m, ncol, outs_s, direct_s, &park, st);
   }
+  if (park) tfq_tuple_free(atomic_exchange(&op->park, park));
   return c;
 }
 

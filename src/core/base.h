@@ -96,6 +96,9 @@ tfq_code tfq__tensor_alloc(tfq_dtype dtype, const int64_t *dims, int rank, int z
                            tfq_tensor **out, tfq_status *st);
 /* Copies bytes into string element i of a tensor the caller owns alone. */
 tfq_code tfq__tensor_put_string(tfq_tensor *t, int64_t i, const char *p, size_t len);
+/* tfq__tensor_put_string() into the element `s` of t (a pointer into t's elements), for a builder
+ * that walks the elements by address (decode_csv's stacked string outputs). */
+tfq_code tfq__tensor_put_string_at(tfq_tensor *t, tfq__str *s, const char *p, size_t len);
 /* Adds `len` bytes of storage to the string arena of a tensor the caller owns alone and returns
  * them (uninitialised) for the caller to fill and point string elements into; NULL when out of
  * memory.  The bytes live as long as the tensor (for bulk builders: one copy per batch). */

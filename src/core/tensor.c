@@ -226,7 +226,10 @@ const char *tfq_tensor_string(const tfq_tensor *t, int64_t i, size_t *len) {
 }
 
 tfq_code tfq__tensor_put_string(tfq_tensor *t, int64_t i, const char *p, size_t len) {
-  tfq__str *s = &tfq__strs(t)[i];
+  return tfq__tensor_put_string_at(t, &tfq__strs(t)[i], p, len);
+}
+
+tfq_code tfq__tensor_put_string_at(tfq_tensor *t, tfq__str *s, const char *p, size_t len) {
   if (len == 0) {
     s->p = "";
     s->len = 0;

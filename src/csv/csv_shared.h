@@ -9,17 +9,24 @@
 #include "../core/base.h"
 
 /* Where a column's values go: value i of the column at base + i * stride bytes (aligned for the
- * column's dtype).  base NULL: into the destination tuple, as tfq_decode_csv_into() does. */
+ * column's dtype).  base NULL: into the destination tuple, as tfq_decode_csv_into() does.  A
+ * string column's out also names the string tensor `str` whose elements base points into (its
+ * tfq__str views, stride a multiple of their size): the bytes go into str's arena, so that the
+ * columns of a stacked [B, k] string tensor fill it row by row, each row's bytes together.  str
+ * is owned by the caller alone; the decode gives it an arena when it has none.  A numeric
+ * column's str is NULL. */
 typedef struct tfq__csv_out {
   char *base;
   size_t stride;
+  tfq_tensor *str;
 } tfq__csv_out;
 
 /* tfq_decode_csv_into() (`records` a string tensor, `dst` a tuple of one slot per column), except
- * that each numeric column f with outs[f].base set is written there (dst's slot f is left as it
- * is).  outs has one entry per column; a string column must have none.  On failure the outputs
+ * that each column f with outs[f].base set is written there (dst's slot f is left as it is).
+ * outs has one entry per column.  On failure the outputs
  * hold unspecified values, as tfq_decode_csv_into()'s.
- * @return as tfq_decode_csv_into(); TFQ_INVALID_ARGUMENT for an out on a string column.
+ * @return as tfq_decode_csv_into(); TFQ_INVALID_ARGUMENT for an out that breaks
+ * tfq__csv_out's rules.
  * Thread-safety: as tfq_decode_csv_into(); each thread with its own outputs. */
 tfq_code tfq__decode_csv_into_out(const tfq_csv_options *o, const tfq_tensor *records,
                                   tfq_tuple *dst, const tfq__csv_out *outs, tfq_status *st);

@@ -64,9 +64,9 @@ typedef struct fused_ctx {
   int q;
   const char *na;
   size_t na_len;
-  char **data; /* column f's value i is at data[f] + i * stride[f] */
+  char **data; /* column f's value i is at data[f] + i * stride[f] (a tfq__str for strings) */
   const size_t *stride;
-  tfq_tuple *tup;
+  tfq_tensor *const *sten; /* string column f's bytes go into sten[f]'s arena */
   tfq__lcsv *lc;
   tfq__span *strs;     /* the record's string fields, written on success */
   const size_t *scols; /* the string columns */
@@ -232,7 +232,8 @@ static int fused_row(fused_ctx *c, const char *rec, size_t len, const char *lim,
   }
   for (size_t k = 0; k < c->nscols; k++) {
     size_t f = c->scols[k];
-    if (tfq__tensor_put_string(tfq_tuple_get(c->tup, f), (int64_t)i, c->strs[f].p, c->strs[f].len))
+    if (tfq__tensor_put_string_at(c->sten[f], (tfq__str *)(void *)(c->data[f] + i * c->stride[f]),
+                                  c->strs[f].p, c->strs[f].len))
       return 0; /* out of memory: the generic path reports it */
   }
   return 1;
@@ -298,7 +299,8 @@ static const char *fused_open(fused_ctx *c, const char *rec, const char *end, si
   }
   for (size_t k = 0; k < c->nscols; k++) {
     size_t f = c->scols[k];
-    if (tfq__tensor_put_string(tfq_tuple_get(c->tup, f), (int64_t)i, c->strs[f].p, c->strs[f].len))
+    if (tfq__tensor_put_string_at(c->sten[f], (tfq__str *)(void *)(c->data[f] + i * c->stride[f]),
+                                  c->strs[f].p, c->strs[f].len))
       return NULL; /* out of memory: the usual path reports it */
   }
   return next;
@@ -357,12 +359,14 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
   tfq__lcsv *lc = NULL;
   tfq__scratch sc = {NULL, 0, 0};
   char **data = NULL;
+  tfq_tensor **sten = NULL;
   size_t *scols = NULL, *stride = NULL;
   size_t at = SIZE_MAX; /* the record being decoded: an error's location */
 
   /* per-column scratch: on the stack for up to SMALL_COLS columns (no allocation per call) */
   tfq__span spans_s[SMALL_COLS];
   char *data_s[SMALL_COLS];
+  tfq_tensor *sten_s[SMALL_COLS];
   size_t scols_s[SMALL_COLS], stride_s[SMALL_COLS];
   const int small = ncol <= SMALL_COLS;
   if (reuse && reuse->n != ncol)
@@ -376,7 +380,8 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
   data = small ? data_s : tfq_malloc(ncol * sizeof *data);
   scols = small ? scols_s : tfq_malloc(ncol * sizeof *scols);
   stride = small ? stride_s : tfq_malloc(ncol * sizeof *stride);
-  if (!spans || !data || !scols || !stride) {
+  sten = small ? sten_s : tfq_malloc(ncol * sizeof *sten);
+  if (!spans || !data || !scols || !stride || !sten) {
     rc = TFQ__OOM(st);
     goto fail;
   }
@@ -386,23 +391,31 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
   size_t reserve = SIZE_MAX;
   for (size_t f = 0; f < ncol; f++) {
     tfq_tensor *t = tup->c[f];
-    stride[f] = tfq_dtype_size(o->defs[f].dtype);
+    const int is_str = o->defs[f].dtype == TFQ_STRING;
+    stride[f] = is_str ? sizeof(tfq__str) : tfq_dtype_size(o->defs[f].dtype);
+    sten[f] = NULL;
     if (outs && outs[f].base) {
       data[f] = outs[f].base;
       stride[f] = outs[f].stride;
-      continue;
-    }
-    if (refillable(t, o->defs[f].dtype, dims, rank)) {
-      if (t->dtype == TFQ_STRING) tfq__tensor_strings_reset(t); /* keeps its newest chunk */
+      if (!is_str) continue;
+      t = sten[f] = outs[f].str; /* a stacked [B, k] string output: row-major bytes, one arena */
+      if (t->arena) continue;
+    } else if (refillable(t, o->defs[f].dtype, dims, rank)) {
+      if (is_str) tfq__tensor_strings_reset(t); /* keeps its newest chunk */
       data[f] = t->data;
+      sten[f] = t;
       continue;
+    } else {
+      if ((rc = tfq__tensor_alloc(o->defs[f].dtype, dims, rank, 0, &t, st))) goto fail;
+      tfq_tuple_set_take(tup, f, t);
+      data[f] = t->data;
+      sten[f] = t;
     }
-    if ((rc = tfq__tensor_alloc(o->defs[f].dtype, dims, rank, 0, &t, st))) goto fail;
-    tfq_tuple_set_take(tup, f, t);
-    data[f] = t->data;
-    if (o->defs[f].dtype == TFQ_STRING && reserve == SIZE_MAX)
-      reserve = rec_bytes(src, n, (size_t)16 * n);
-    if (o->defs[f].dtype == TFQ_STRING && tfq__tensor_arena_reserve(t, reserve)) {
+    if (!is_str) continue;
+    if (reserve == SIZE_MAX) reserve = rec_bytes(src, n, (size_t)16 * n);
+    size_t share = 1; /* the string columns whose bytes go into t */
+    for (size_t g = f + 1; outs && outs[f].base && g < ncol; g++) share += outs[g].str == t;
+    if (tfq__tensor_arena_reserve(t, reserve <= SIZE_MAX / share ? reserve * share : 0)) {
       rc = TFQ__OOM(st);
       goto fail;
     }
@@ -418,7 +431,7 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
   for (size_t f = 0; f < ncol; f++)
     if (o->defs[f].dtype == TFQ_STRING) scols[nscols++] = f;
   fused_ctx fr = {o->defs, ncol, delim, q,     na,    na_len, data,
-                  stride,  tup,  NULL,  spans, scols, nscols};
+                  stride,  sten, NULL,  spans, scols, nscols};
   size_t count = n;
   for (size_t i = 0; i < n; i++) {
     const char *rec;
@@ -482,7 +495,7 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
           case TFQ_INT32: *AT(int32_t, f, i) = d->v.i32; break;
           case TFQ_INT64: *AT(int64_t, f, i) = d->v.i64; break;
           default:
-            if (tfq__tensor_put_string(tfq_tuple_get(tup, f), (int64_t)i, d->s, d->s_len)) {
+            if (tfq__tensor_put_string_at(sten[f], AT(tfq__str, f, i), d->s, d->s_len)) {
               rc = TFQ__OOM(st);
               goto fail;
             }
@@ -515,7 +528,7 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
           }
           break;
         default:
-          if (tfq__tensor_put_string(tfq_tuple_get(tup, f), (int64_t)i, sp->p, sp->len)) {
+          if (tfq__tensor_put_string_at(sten[f], AT(tfq__str, f, i), sp->p, sp->len)) {
             rc = TFQ__OOM(st);
             goto fail;
           }
@@ -529,6 +542,7 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
     tfq_free(data);
     tfq_free(scols);
     tfq_free(stride);
+    tfq_free(sten);
   }
   src->count = count;
   *out = tup;
@@ -543,6 +557,7 @@ fail:
     tfq_free(data);
     tfq_free(scols);
     tfq_free(stride);
+    tfq_free(sten);
   }
   if (tup != reuse) tfq_tuple_free(tup);
   return rc;
@@ -580,11 +595,27 @@ tfq_code tfq_decode_csv_into(const tfq_csv_options *o, const tfq_tensor *records
                 tfq_tensor_rank(records), TFQ__PATH_AUTO, dst, NULL, &out, st);
 }
 
+/* Whether `outs` breaks tfq__csv_out's rules (st set): a string column's out names its string
+ * tensor, and only a string column's does. */
+static int bad_outs(const tfq_csv_options *o, const tfq_tuple *dst, const tfq__csv_out *outs,
+                    tfq_status *st) {
+  for (size_t f = 0; f < o->ndefs && f < dst->n; f++) {
+    if (!outs[f].base) continue;
+    int is_str = o->defs[f].dtype == TFQ_STRING;
+    if (is_str != (outs[f].str != NULL) || (is_str && outs[f].str->dtype != TFQ_STRING)) {
+      tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                     "column %zu: only a string column's out, and every one, names a string "
+                     "tensor",
+                     f);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 tfq_code tfq__decode_csv_into_out(const tfq_csv_options *o, const tfq_tensor *records,
                                   tfq_tuple *dst, const tfq__csv_out *outs, tfq_status *st) {
-  for (size_t f = 0; f < o->ndefs && f < dst->n; f++)
-    if (outs[f].base && o->defs[f].dtype == TFQ_STRING)
-      return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "column %zu: a string column has no out", f);
+  if (bad_outs(o, dst, outs, st)) return TFQ_INVALID_ARGUMENT;
   rec_src s = {1, NULL, NULL, tfq__strs(records), NULL, NULL, 0};
   tfq_tuple *out;
   return decode(o, &s, (size_t)tfq_tensor_num_elements(records), tfq_tensor_dims(records),
@@ -634,9 +665,7 @@ tfq_code tfq__decode_csv_span(const tfq_csv_options *o, const char *buf, size_t 
   *count = *used = 0;
   if (!len || buf[len - 1] != '\n')
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "the span must end with a line's '\\n'");
-  for (size_t f = 0; outs && f < o->ndefs && f < dst->n; f++)
-    if (outs[f].base && o->defs[f].dtype == TFQ_STRING)
-      return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "column %zu: a string column has no out", f);
+  if (outs && bad_outs(o, dst, outs, st)) return TFQ_INVALID_ARGUMENT;
   int64_t dim = (int64_t)n;
   rec_src s = {3, NULL, NULL, NULL, buf, buf + len, 0};
   tfq_tuple *out;

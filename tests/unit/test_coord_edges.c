@@ -174,20 +174,30 @@ Test(coord_rd, read_decode_step_stacks_string_columns_row_by_row) {
   rd_teardown(&f);
 }
 
+/* The 20 lines line(i) writes, one after another, into text[0, cap). */
+static void twenty_lines(char *text, size_t cap, void (*line)(char *buf, size_t n, int i)) {
+  size_t len = 0;
+  text[0] = 0;
+  for (int i = 0; i < 20; i++) {
+    line(text + len, cap - len, i);
+    len += strlen(text + len);
+  }
+}
+
+static void number_line(char *buf, size_t n, int i) {
+  if (i == 5)
+    snprintf(buf, n, ",\"%d.5\",%d\n", i, i * 2); /* a default, a quoted number */
+  else
+    snprintf(buf, n, "%d,%d.5,%d\n", i, i, i * 2);
+}
+
 /* The numeric columns of a stacked component are decoded straight into its rows (tf.stack's
  * layout, columns in the component's order), across steps of 8, 8 and 4 records. */
 Test(coord_rd, read_decode_step_decodes_stacked_number_columns_in_place_across_steps) {
   int64_t two = 2;
   tfq_spec *s = spec2(TFQ_FLOAT, 1, &two, TFQ_INT32, 0, NULL);
-  char text[1024] = "";
-  for (int i = 0; i < 20; i++) {
-    char line[64];
-    if (i == 5)
-      snprintf(line, sizeof line, ",\"%d.5\",%d\n", i, i * 2); /* a default, a quoted number */
-    else
-      snprintf(line, sizeof line, "%d,%d.5,%d\n", i, i, i * 2);
-    strcat(text, line);
-  }
+  char text[1024];
+  twenty_lines(text, sizeof text, number_line);
   rd_fixture f;
   rd_setup(&f, text, fifo(s, 64), 0);
   tfq_spec_free(s);
@@ -210,6 +220,75 @@ Test(coord_rd, read_decode_step_decodes_stacked_number_columns_in_place_across_s
     cr_assert(y[i] == 2 * i, "row %d column 2", i);
   }
   tfq_tuple_free(t);
+  tfq_status_free(st);
+  rd_teardown(&f);
+}
+
+/* Two string columns stacked into one [B, 2] component are decoded straight into it, each row's
+ * bytes together, across steps of 8, 8 and 4 records: a step while the queue still holds the last
+ * one's rows (its component parked), then steps after the queue let go (refilled in place).
+ * Every batch keeps its strings whatever the op does with its tensors afterwards. */
+static void expect_string_rows(tfq_tuple *t, int64_t first, int64_t n) {
+  const tfq_tensor *x = tfq_tuple_get(t, 0);
+  const int32_t *y = tfq_tensor_cdata(tfq_tuple_get(t, 1));
+  cr_assert(tfq_tensor_rank(x) == 2 && tfq_tensor_dim(x, 0) == n && tfq_tensor_dim(x, 1) == 2);
+  for (int64_t r = 0; r < n; r++) {
+    char want[2][32];
+    int64_t i = first + r;
+    snprintf(want[0], sizeof want[0], "word%lld", (long long)(i * 7)); /* column 1 first */
+    snprintf(want[1], sizeof want[1], i == 9 ? "dflt" : "id-%lld", (long long)i);
+    for (int j = 0; j < 2; j++) {
+      size_t len;
+      const char *p = tfq_tensor_string(x, 2 * r + j, &len);
+      cr_assert(len == strlen(want[j]) && memcmp(p, want[j], len) == 0,
+                "record %lld column %d: %.*s", (long long)i, j, (int)len, p);
+    }
+    cr_assert_eq(y[r], (int32_t)i, "record %lld", (long long)i);
+  }
+}
+
+static void string_line(char *buf, size_t n, int i) {
+  if (i == 9) /* a default, and the other string quoted */
+    snprintf(buf, n, ",\"word%d\",%d\n", i * 7, i);
+  else
+    snprintf(buf, n, "id-%d,word%d,%d\n", i, i * 7, i);
+}
+
+Test(coord_rd, read_decode_step_decodes_stacked_string_columns_in_place_across_steps) {
+  int64_t two = 2;
+  tfq_spec *s = spec2(TFQ_STRING, 1, &two, TFQ_INT32, 0, NULL);
+  char text[2048];
+  twenty_lines(text, sizeof text, string_line);
+  const char *path = write_file("in.csv", text, strlen(text));
+  rd_fixture f;
+  f.work = work_of(&path, 1);
+  f.reader = new_reader(TFQ_READER_TEXT_LINE, NULL);
+  OK(tfq_csv_options_new(&f.csv, NULL));
+  OK(tfq_csv_options_add_default_string(f.csv, "dflt", 4, NULL));
+  OK(tfq_csv_options_add_default_string(f.csv, "", 0, NULL));
+  OK(tfq_csv_options_add_default_int32(f.csv, -1, NULL));
+  f.target = fifo(s, 64);
+  tfq_spec_free(s);
+  OK(tfq_read_decode_op_new(f.reader, f.work, f.csv, 8, f.target, &f.op, NULL));
+  size_t stacked[2] = {1, 0}, alone = 2;
+  OK(tfq_read_decode_op_add_component(f.op, stacked, 2, 1, NULL));
+  OK(tfq_read_decode_op_add_component(f.op, &alone, 1, 0, NULL));
+  tfq_status *st = tfq_status_new();
+  /* two steps while the first's rows are in the queue, then one after it is drained */
+  cr_assert_eq(tfq_read_decode_step(f.op, NULL, st), TFQ_OK, "%s", tfq_status_message(st));
+  cr_assert_eq(tfq_read_decode_step(f.op, NULL, st), TFQ_OK, "%s", tfq_status_message(st));
+  tfq_tuple *a, *b, *c;
+  OK(tfq_queue_dequeue_many(f.target, 16, &a, NULL, NOTIMEOUT, NULL));
+  cr_assert_eq(tfq_read_decode_step(f.op, NULL, st), TFQ_OK, "%s", tfq_status_message(st));
+  OK(tfq_queue_dequeue_many(f.target, 2, &b, NULL, NOTIMEOUT, NULL));
+  cr_assert_eq(tfq_read_decode_step(f.op, NULL, st), TFQ_OUT_OF_RANGE);
+  OK(tfq_queue_dequeue_many(f.target, 2, &c, NULL, NOTIMEOUT, NULL));
+  expect_string_rows(a, 0, 16);
+  expect_string_rows(b, 16, 2);
+  expect_string_rows(c, 18, 2);
+  tfq_tuple_free(a);
+  tfq_tuple_free(b);
+  tfq_tuple_free(c);
   tfq_status_free(st);
   rd_teardown(&f);
 }

@@ -930,10 +930,10 @@ Test(decode_csv, decode_into_out_writes_numbers_at_their_stride_by_every_path) {
   tfq_tensor *r = records_of(recs, 3);
   float block[3][2];
   memset(block, 0, sizeof block);
-  tfq__csv_out outs[4] = {{(char *)&block[0][1], 2 * sizeof(float)},
-                          {NULL, 0},
-                          {(char *)&block[0][0], 2 * sizeof(float)},
-                          {NULL, 0}};
+  tfq__csv_out outs[4] = {{(char *)&block[0][1], 2 * sizeof(float), NULL},
+                          {NULL, 0, NULL},
+                          {(char *)&block[0][0], 2 * sizeof(float), NULL},
+                          {NULL, 0, NULL}};
   tfq_tuple *dst;
   cr_assert_eq(tfq_tuple_new(4, &dst, NULL), TFQ_OK);
   cr_assert_eq(tfq__decode_csv_into_out(o, r, dst, outs, st), TFQ_OK, "%s", tfq_status_message(st));
@@ -950,23 +950,114 @@ Test(decode_csv, decode_into_out_writes_numbers_at_their_stride_by_every_path) {
   tfq_csv_options_free(o);
 }
 
-Test(decode_csv, decode_into_out_reports_the_failing_record_and_refuses_a_string_out) {
+Test(decode_csv,
+     decode_into_out_reports_the_failing_record_and_refuses_a_string_out_without_its_tensor) {
   tfq_csv_options *o = mk("l:0 l:0 s:");
   const char *recs[2] = {"1,2,a", "3,zz,b"};
   tfq_tensor *r = records_of(recs, 2);
   int64_t block[2][2];
-  tfq__csv_out outs[3] = {{(char *)&block[0][0], 16}, {(char *)&block[0][1], 16}, {NULL, 0}};
+  tfq__csv_out outs[3] = {
+      {(char *)&block[0][0], 16, NULL}, {(char *)&block[0][1], 16, NULL}, {NULL, 0, NULL}};
   tfq_tuple *dst;
   cr_assert_eq(tfq_tuple_new(3, &dst, NULL), TFQ_OK);
   cr_assert_eq(tfq__decode_csv_into_out(o, r, dst, outs, st), TFQ_INVALID_ARGUMENT);
   cr_assert_str_eq(tfq_status_message(st), "Field 1 in record 1 is not a valid int64: zz");
   cr_assert_eq(tfq_status_record(st), 1);
   cr_assert(block[0][0] == 1 && block[0][1] == 2, "record 0 was written before the error");
-  tfq__csv_out bad[3] = {{NULL, 0}, {NULL, 0}, {(char *)&block[0][0], 16}};
+  static const char *const msg[2] = {
+      "column 2: only a string column's out, and every one, names a string tensor",
+      "column 0: only a string column's out, and every one, names a string tensor"};
+  tfq__csv_out bad[3] = {{NULL, 0, NULL}, {NULL, 0, NULL}, {(char *)&block[0][0], 16, NULL}};
   cr_assert_eq(tfq__decode_csv_into_out(o, r, dst, bad, st), TFQ_INVALID_ARGUMENT);
-  cr_assert_str_eq(tfq_status_message(st), "column 2: a string column has no out");
+  cr_assert_str_eq(tfq_status_message(st), msg[0]);
+  tfq_tensor *strs;
+  cr_assert_eq(tfq_tensor_new(TFQ_STRING, NULL, 0, &strs, NULL), TFQ_OK);
+  tfq__csv_out numeric_with_tensor[3] = {
+      {(char *)&block[0][0], 16, strs}, {NULL, 0, NULL}, {NULL, 0, NULL}};
+  cr_assert_eq(tfq__decode_csv_into_out(o, r, dst, numeric_with_tensor, st), TFQ_INVALID_ARGUMENT);
+  cr_assert_str_eq(tfq_status_message(st), msg[1]);
+  size_t count, used;
+  cr_assert_eq(tfq__decode_csv_span(o, "1,2,a\n", 6, 1, dst, bad, &count, &used, st),
+               TFQ_INVALID_ARGUMENT);
+  cr_assert_str_eq(tfq_status_message(st), msg[0]);
+  tfq_tensor_free(strs);
   tfq_tuple_free(dst);
   tfq_tensor_free(r);
+  tfq_csv_options_free(o);
+}
+
+/* The strings of stacked [n, 2] output `t`, row by row, against want[2 * n]; and each row's bytes
+ * lie together in its arena, column `first` then the other (decode writes a record's fields in
+ * column order). */
+static void expect_stacked_rows(const tfq_tensor *t, const char *const *want, int64_t n,
+                                int first) {
+  cr_assert_eq(tfq_tensor_num_elements(t), 2 * n);
+  for (int64_t i = 0; i < 2 * n; i++) {
+    size_t l;
+    const char *x = tfq_tensor_string(t, i, &l);
+    cr_assert(l == strlen(want[i]) && memcmp(x, want[i], l) == 0, "element %lld: %.*s != %s",
+              (long long)i, (int)l, x, want[i]);
+  }
+  for (int64_t r = 0; r < n; r++) {
+    size_t l0, l1;
+    const char *a = tfq_tensor_string(t, 2 * r + first, &l0);
+    const char *b = tfq_tensor_string(t, 2 * r + 1 - first, &l1);
+    if (l0 && l1) cr_assert(a + l0 == b, "row %lld: its strings are apart", (long long)r);
+  }
+}
+
+Test(decode_csv, decode_into_out_puts_string_columns_row_by_row_into_one_stacked_tensor) {
+  /* s0 and s2 into one [4, 2] string tensor in the order (s2, s0), by the fused path (record 0),
+   * its quoted route (1), the default (2), and the generic path (3: a 25-digit number, which the
+   * fast routines leave to it); the number column and s3 into dst. */
+  tfq_csv_options *o = mk("s:dflt l:0 s:y s:z");
+  const char *recs[4] = {"ab,1,cd,e", "\"q,r\",2,st,", ",3,uv,w",
+                         "xy,0000000000000000000000004,\"z\"\"\",k"};
+  tfq_tensor *r = records_of(recs, 4);
+  int64_t dims[2] = {4, 2};
+  tfq_tensor *strs;
+  cr_assert_eq(tfq_tensor_new(TFQ_STRING, dims, 2, &strs, NULL), TFQ_OK);
+  char *v = (char *)tfq__strs(strs);
+  size_t view = sizeof(tfq__str);
+  tfq__csv_out outs[4] = {
+      {v + view, 2 * view, strs}, {NULL, 0, NULL}, {v, 2 * view, strs}, {NULL, 0, NULL}};
+  tfq_tuple *dst;
+  cr_assert_eq(tfq_tuple_new(4, &dst, NULL), TFQ_OK);
+  tfq_code c = tfq__decode_csv_into_out(o, r, dst, outs, st);
+  cr_assert_eq(c, TFQ_OK, "%s", tfq_status_message(st));
+  cr_assert_null(tfq_tuple_get(dst, 0), "an out column leaves its slot alone");
+  cr_assert_null(tfq_tuple_get(dst, 2));
+  expect_i64(dst, 1, I64(1, 2, 3, 4));
+  expect_str(dst, 3, STR("e", "z", "w", "k"));
+  static const char *const want[8] = {"cd", "ab", "st", "q,r", "uv", "dflt", "z\"", "xy"};
+  expect_stacked_rows(strs, want, 4, 1);
+  tfq_tuple_free(dst);
+  tfq_tensor_free(strs);
+  tfq_tensor_free(r);
+  tfq_csv_options_free(o);
+}
+
+Test(decode_csv, span_puts_string_columns_row_by_row_into_one_stacked_tensor) {
+  tfq_csv_options *o = mk("i:0 s:d s:e");
+  const char buf[] = "1,ab,c\n2,,de\r\n3,fgh,\n";
+  int64_t dims[2] = {3, 2};
+  tfq_tensor *strs;
+  cr_assert_eq(tfq_tensor_new(TFQ_STRING, dims, 2, &strs, NULL), TFQ_OK);
+  char *v = (char *)tfq__strs(strs);
+  tfq__csv_out outs[3] = {{NULL, 0, NULL},
+                          {v, 2 * sizeof(tfq__str), strs},
+                          {v + sizeof(tfq__str), 2 * sizeof(tfq__str), strs}};
+  tfq_tuple *t;
+  size_t count, used;
+  cr_assert_eq(tfq_tuple_new(3, &t, NULL), TFQ_OK);
+  cr_assert_eq(tfq__decode_csv_span(o, buf, strlen(buf), 3, t, outs, &count, &used, st), TFQ_OK,
+               "%s", tfq_status_message(st));
+  cr_assert(count == 3 && used == strlen(buf), "%zu lines, %zu bytes", count, used);
+  expect_i32(t, 0, I32(1, 2, 3));
+  static const char *const want[6] = {"ab", "c", "d", "de", "fgh", "e"};
+  expect_stacked_rows(strs, want, 3, 0);
+  tfq_tuple_free(t);
+  tfq_tensor_free(strs);
   tfq_csv_options_free(o);
 }
 
