@@ -598,13 +598,18 @@ def _sigint(ctx):
     p.stdin.flush()
     time.sleep(0.5)
     p.send_signal(signal.SIGINT)
+    # Standard input stays open until tfq-cat exits: communicate() would close it at once, and an
+    # end of input that tfq-cat met before the signal thread ran ended the run with 0.
     try:
-        out, err = p.communicate(timeout=20)
+        p.wait(timeout=20)
     except subprocess.TimeoutExpired:
         p.kill()
         return "tfq-cat did not stop on SIGINT"
     finally:
-        p.stdin.close() if not p.stdin.closed else None
+        p.stdin.close()
+    err = p.stderr.read()
+    p.stdout.close()
+    p.stderr.close()
     if p.returncode != 130:
         return "expected exit 130 after SIGINT, got %d (%r)" % (p.returncode, err)
     return None
