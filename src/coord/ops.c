@@ -1,4 +1,5 @@
-/* Ready-made runner ops: read → decode_csv → enqueue_many, and queue → queue transfer. */
+/* Ready-made runner ops: read → decode_csv → enqueue_many (the queue → queue transfer op is in
+ * transfer_op.c). */
 #include <stdatomic.h>
 #include <string.h>
 #include <tfq/ops.h>
@@ -33,6 +34,7 @@ struct tfq_read_decode_op {
   _Atomic(tfq_tuple *) park;   /* string columns the queue held rows of (park_strings), or NULL */
   _Atomic size_t line_bytes;   /* span_step's bytes a line, rounded up (0: not known yet) */
   _Atomic int64_t span_steps;  /* the steps span_step took */
+  _Atomic int64_t span_lines;  /* span_step's lines a step: batch, fewer for long lines */
   size_t park_next;            /* the place park_strings fills next when all are taken */
 };
 
@@ -56,6 +58,7 @@ tfq_code tfq_read_decode_op_new(tfq_reader *reader, tfq_queue *work, const tfq_c
   atomic_init(&op->park, NULL);
   atomic_init(&op->line_bytes, 0);
   atomic_init(&op->span_steps, 0);
+  atomic_init(&op->span_lines, batch);
   *out = op;
   tfq_status_clear(st);
   return TFQ_OK;
@@ -527,16 +530,28 @@ static tfq_code step_enqueue(tfq_read_decode_op *op, tfq_tuple *cols, tfq_tensor
   return c;
 }
 
+/* A step's outputs made for b rows (step_outputs), cut to their first m. */
+static void trim_rows(tfq_read_decode_op *op, tfq_tuple *cols, tfq_tensor **direct, int64_t b,
+                      int64_t m) {
+  for (size_t i = 0; i < cols->n + (direct ? op->nmap : 0); i++) {
+    tfq_tensor *t = i < cols->n ? cols->c[i] : direct[i - cols->n];
+    if (!t || t->rank < 1 || t->dims[0] != b) continue;
+    t->nelems = t->nelems / b * m;
+    t->dims[0] = m;
+    if (t->dtype != TFQ_STRING) t->nbytes = (size_t)t->nelems * tfq_dtype_size(t->dtype);
+  }
+}
+
 /* The path for text lines decoded where they lie (readers_shared.h, tfq__reader_lines_begin):
  * neither a copy of the lines nor a scan for their ends of its own (the decoder finds them as it
- * goes), under the reader's lock.  A step takes op->batch whole lines or none: when fewer are
- * buffered (a file's last lines, lines longer than op->line_bytes foresaw) or one does not decode,
- * nothing is taken and lines_step takes what is there, and locates the error.  *handled 0: the
- * ordinary paths are needed (nothing was read). */
+ * goes), under the reader's lock.  A step takes op->batch whole lines, or as many as the reader's
+ * full buffer holds (long lines: a shorter step rather than the copying path); when a file's last
+ * lines are fewer, or a line does not decode, nothing is taken and lines_step takes what is
+ * there, and locates the error.  *handled 0: the ordinary paths are needed (nothing was read). */
 static tfq_code span_step(tfq_read_decode_op *op, tfq_cancel *cancel, int *handled,
                           tfq_status *st) {
   *handled = 0;
-  const size_t b = (size_t)op->batch,
+  const size_t b = (size_t)atomic_load_explicit(&op->span_lines, memory_order_relaxed),
                est = atomic_load_explicit(&op->line_bytes, memory_order_relaxed);
   /* a step's bytes and a quarter more; unknown (or huge): as much as the buffer holds */
   size_t want = est && est <= SIZE_MAX / 4 / b ? est * b + est * b / 4 + 64 : SIZE_MAX;
@@ -556,7 +571,14 @@ static tfq_code span_step(tfq_read_decode_op *op, tfq_cancel *cancel, int *handl
   tfq_tensor *direct_s[DIRECT_MAX], **direct;
   tfq_code c = step_outputs(op, (int64_t)b, &cols, outs_s, direct_s, &outs, &direct, st);
   if (!c) c = tfq__decode_csv_span(op->csv, buf, len, b, cols, outs, &count, &used, st);
-  int taken = !c && count == b;
+  /* fewer than b lines and not at the end: the buffer is full of longer lines, all decoded; the
+   * step takes them, and the next steps ask for an eighth fewer (lines vary) */
+  int partial = !c && count < b && count > 0 && !at_end && used == len;
+  int taken = !c && (count == b || partial);
+  if (partial) {
+    trim_rows(op, cols, direct, (int64_t)b, (int64_t)count);
+    atomic_store_explicit(&op->span_lines, (int64_t)(count - count / 8), memory_order_relaxed);
+  }
   if (!c && count > 0) { /* bytes a line, rounded up; a short span: half as much again */
     size_t per = (used + count - 1) / count;
     atomic_store_explicit(&op->line_bytes, taken ? per : per + per / 2 + 1, memory_order_relaxed);
@@ -574,7 +596,7 @@ static tfq_code span_step(tfq_read_decode_op *op, tfq_cancel *cancel, int *handl
   }
   *handled = 1;
   atomic_fetch_add_explicit(&op->span_steps, 1, memory_order_relaxed);
-  return step_enqueue(op, cols, direct, (int64_t)b, TFQ_OK, cancel, st);
+  return step_enqueue(op, cols, direct, (int64_t)count, TFQ_OK, cancel, st);
 }
 
 int64_t tfq__read_decode_op_span_steps(tfq_read_decode_op *op) {
@@ -658,43 +680,4 @@ tfq_code tfq_read_decode_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
   tfq_tensor_free(keys);
   tfq_tensor_free(values);
   return c;
-}
-
-struct tfq_transfer_op {
-  tfq_queue *from, *to;
-  int64_t batch;
-};
-
-tfq_code tfq_transfer_op_new(tfq_queue *from, tfq_queue *to, int64_t batch, tfq_transfer_op **out,
-                             tfq_status *st) {
-  *out = NULL;
-  if (batch < 1)
-    return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "batch must be >= 1, got %lld",
-                          (long long)batch);
-  tfq_transfer_op *op = tfq_malloc(sizeof *op);
-  if (!op) return TFQ__OOM(st);
-  *op = (tfq_transfer_op){tfq_queue_ref(from), tfq_queue_ref(to), batch};
-  *out = op;
-  tfq_status_clear(st);
-  return TFQ_OK;
-}
-
-tfq_code tfq_transfer_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
-  tfq_transfer_op *op = ctx;
-  tfq_tuple *t;
-  tfq_code c = op->batch == 1
-                   ? tfq_queue_dequeue(op->from, &t, cancel, TFQ_NO_TIMEOUT, st)
-                   : tfq_queue_dequeue_up_to(op->from, op->batch, &t, cancel, TFQ_NO_TIMEOUT, st);
-  if (c) return c;
-  c = op->batch == 1 ? tfq_queue_enqueue(op->to, t, cancel, TFQ_NO_TIMEOUT, st)
-                     : tfq_queue_enqueue_many(op->to, t, cancel, TFQ_NO_TIMEOUT, st);
-  tfq_tuple_free(t);
-  return c;
-}
-
-void tfq_transfer_op_free(tfq_transfer_op *op) {
-  if (!op) return;
-  tfq_queue_free(op->from);
-  tfq_queue_free(op->to);
-  tfq_free(op);
 }

@@ -394,12 +394,11 @@ int tfq__reader_lines_begin(tfq_reader *r, size_t want, const char **buf, size_t
    * max_line_bytes >= buffer_bytes, within TextLineReader's limits: a grown buffer (a long line)
    * or a smaller max_line_bytes goes the ordinary way, which holds those rules. */
   if (r->ops != &tfq__textline_ops || r->pend_code || r->work_finished >= r->work_started ||
-      !r->in || r->scanned || cap != r->o.buffer_bytes || r->o.max_line_bytes < cap ||
-      (want > cap && want != SIZE_MAX)) {
+      !r->in || r->scanned || cap != r->o.buffer_bytes || r->o.max_line_bytes < cap) {
     tfq__unlock(&r->mu);
     return 0;
   }
-  if (want > cap) want = cap;
+  if (want > cap) want = cap; /* as many lines as the buffer holds */
   size_t avail;
   const char *b = tfq__instream_peek(r->in, &avail);
   if (avail < want) {

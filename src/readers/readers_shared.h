@@ -28,9 +28,9 @@ tfq_code tfq__reader_take_lines(tfq_reader *r, tfq_tensor *vt, int64_t *m, int64
  * no string tensor of them): when the reader is in the middle of a work unit with no error
  * pending, returns 1 with the reader's lock HELD and *buf and *len the buffered bytes up to and
  * including the last '\n' (at least one whole line).  Reads more first when fewer than `want`
- * bytes are buffered (SIZE_MAX: as many as the buffer holds); *at_end: fewer than `want` were there
- * to read (the file ends, or an error waits in the stream).  A `want` over the buffer's size
- * returns 0.  Returns 0, lock not held, whenever the
+ * bytes are buffered (a `want` over the buffer's size, SIZE_MAX included: as many as the buffer
+ * holds); *at_end: fewer than that were there to read (the file ends, or an error waits in the
+ * stream).  Returns 0, lock not held, whenever the
  * ordinary read is needed: another reader kind, no work unit, a pending error, a line known to
  * cross the buffer, no whole line buffered, a buffer grown for a long line, max_line_bytes below
  * buffer_bytes, and from the moment a second thread takes lines from this reader (this call or

@@ -484,7 +484,7 @@ Test(coord_rd, read_decode_op_names_a_bad_line_met_after_buffer_refills) {
  * (CRLF, quoted fields, empty fields, NA) through a buffer of `buf` bytes, `batch` lines a step:
  * every line arrives once, in order, with the values decode_csv gives the same lines, and the
  * buffer path took steps. */
-static void span_case(size_t buf, int64_t batch, int final_newline) {
+static void span_case(size_t buf, int64_t batch, int final_newline, int64_t min_span) {
   enum { N = 3000 };
   size_t cap = (size_t)N * 300, len = 0;
   char *text = malloc(cap);
@@ -540,6 +540,7 @@ static void span_case(size_t buf, int64_t batch, int final_newline) {
   int64_t span = tfq__read_decode_op_span_steps(op);
   cr_assert_gt(span, N / batch / 2, "%lld of %d steps decoded in the buffer", (long long)span,
                steps);
+  cr_assert_geq(span, min_span, "%lld of %d steps decoded in the buffer", (long long)span, steps);
   /* what decode_csv makes of the same lines (TextLineReader drops "\n" and a '\r' before it) */
   int64_t n = N;
   tfq_tensor *recs;
@@ -582,11 +583,17 @@ static void span_case(size_t buf, int64_t batch, int final_newline) {
 }
 
 Test(coord_rd, lines_decoded_in_the_readers_buffer_arrive_once_in_order_with_their_values) {
-  span_case(16384, 32, 1);
+  span_case(16384, 32, 1, 1);
 }
 
 Test(coord_rd, lines_decoded_in_the_buffer_then_a_last_line_without_newline_and_long_steps) {
-  span_case(65536, 200, 0);
+  span_case(65536, 200, 0, 1);
+}
+
+/* Steps of 1,000 lines of ~30 bytes through a buffer of 4 KiB: each step takes the lines the full
+ * buffer holds (~130), decoded where they lie, rather than none (the copying path for all). */
+Test(coord_rd, lines_longer_than_a_step_foresaw_make_shorter_steps_in_the_buffer) {
+  span_case(4096, 1000, 1, 15);
 }
 
 static void *one_step(void *op) {
