@@ -470,19 +470,19 @@ case("threads_seed", Q + HDR + ["--threads=3", "--seed=5", "-n", "0", "-o", "non
 # the capacity).
 STATS0 = Q + HDR + ["-n", "0", "-o", "none", "--stats"]
 case("capacity_default_one_reader_a_read_step", STATS0 + ["-j", "1", "-b", "8", "{iris}"],
-     err=rb"\(capacity 2024, min_after_dequeue 1000\)")
+     err=rb"\(capacity 3048, min_after_dequeue 1000\)")
 case("capacity_default_seeded_shuffle_keeps_tf_rule",
      STATS0 + ["-j", "1", "-b", "8", "--seed=4", "{iris}"],
      err=rb"\(capacity 1024, min_after_dequeue 1000\)")
 case("capacity_default_no_shuffle_a_read_step", STATS0 + ["--no-shuffle", "-b", "8", "{iris}"],
-     err=rb"\(capacity 1024, min_after_dequeue 0\)")
+     err=rb"\(capacity 2048, min_after_dequeue 0\)")
 case("capacity_default_no_shuffle_tf_rule_with_big_batches",
      STATS0 + ["--no-shuffle", "-b", "1000", "{iris}"],
      err=rb"\(capacity 3000, min_after_dequeue 0\)")
 case("capacity_default_two_readers_a_read_step_each", STATS0 + ["-j", "2", "-b", "8", "{iris}"],
-     err=rb"\(capacity 3048, min_after_dequeue 1000\)")
-case("capacity_default_tf_rule_with_big_batches", STATS0 + ["-j", "2", "-b", "1024", "{iris}"],
      err=rb"\(capacity 5096, min_after_dequeue 1000\)")
+case("capacity_default_tf_rule_with_big_batches", STATS0 + ["-j", "2", "-b", "1200", "{iris}"],
+     err=rb"\(capacity 5800, min_after_dequeue 1000\)")
 case("capacity_given_is_kept", STATS0 + ["-j", "2", "-b", "8", "--capacity=1100", "{iris}"],
      err=rb"\(capacity 1100, min_after_dequeue 1000\)")
 case("shuffle_flag", Q + HDR + ["--shuffle", "--seed=9", "-b", "150", "-n", "1", "-o", "csv",
