@@ -31,17 +31,19 @@ TFQ_EXTERN_C_BEGIN
  * themselves as one string component), and enqueue_many's the result into `target`.
  * With a TextLineReader, csv options, no keys and no sharding, a step decodes `batch` whole lines
  * where they lie in the reader's buffer, under the reader's lock (no copy of them, no scan for
- * their ends of its own); a file's last lines, lines longer than the buffer foresaw, a decode
- * error and a reader several threads take lines from go through a copy of the lines decoded
- * outside the lock.  The records, values, errors and their locations are the same either way.
+ * their ends of its own), or fewer when the buffer cannot hold `batch` of them (long lines: the
+ * steps from then on ask for an eighth fewer than the buffer held); a file's last lines, a
+ * decode error and a reader several threads take lines from go through a copy of the lines
+ * decoded outside the lock.  The records, values, errors and their locations are the same
+ * either way.
  * Thread-safety: several runner threads may share one op (the reader serialises itself; decoding
  * and enqueueing run in parallel: from the moment a second thread takes lines from the reader,
  * no step decodes under its lock); the setters before the op runs, from one thread.
  * Memory: between steps the op keeps its last step's lines and decoded columns to refill them.
  * A string column's rows stay shared with `target` (the strings are not copied), so in ops of up
- * to 64 columns the op also keeps up to 32 such columns per string column, refilling one once
- * nothing else references it: a steady step then allocates no column.  All of it is freed with
- * the op. */
+ * to 64 columns the op also keeps up to 32 such columns per string column (and per stacked
+ * string component), refilling one once nothing else references it: a steady step then
+ * allocates no column.  All of it is freed with the op. */
 typedef struct tfq_read_decode_op tfq_read_decode_op;
 
 /* `csv` NULL: no decoding, the component is the [B] string tensor of records (text lines,
