@@ -32,7 +32,8 @@ TFQ_EXTERN_C_BEGIN
  * With a TextLineReader, csv options, no keys and no sharding, a step decodes `batch` whole lines
  * where they lie in the reader's buffer, under the reader's lock (no copy of them, no scan for
  * their ends of its own), or fewer when the buffer cannot hold `batch` of them (long lines: the
- * steps from then on ask for an eighth fewer than the buffer held); a file's last lines, a
+ * steps from then on ask for an eighth fewer than the buffer held, and a quarter more a step
+ * again, up to `batch`, while the buffer holds more than they take); a file's last lines, a
  * decode error and a reader several threads take lines from go through a copy of the lines
  * decoded outside the lock.  The records, values, errors and their locations are the same
  * either way.

@@ -578,6 +578,10 @@ static tfq_code span_step(tfq_read_decode_op *op, tfq_cancel *cancel, int *handl
   if (partial) {
     trim_rows(op, cols, direct, (int64_t)b, (int64_t)count);
     atomic_store_explicit(&op->span_lines, (int64_t)(count - count / 8), memory_order_relaxed);
+  } else if (taken && b < (size_t)op->batch && !at_end && len - used > used / 4) {
+    /* shorter lines again (after a long one): a quarter more a step, up to batch */
+    size_t more = b + b / 4 + 1 < (size_t)op->batch ? b + b / 4 + 1 : (size_t)op->batch;
+    atomic_store_explicit(&op->span_lines, (int64_t)more, memory_order_relaxed);
   }
   if (!c && count > 0) { /* bytes a line, rounded up; a short span: half as much again */
     size_t per = (used + count - 1) / count;

@@ -334,8 +334,8 @@ static int refillable(const tfq_tensor *t, tfq_dtype dtype, const int64_t *dims,
 }
 
 /* Decodes the n records of `src` into a new tuple (*out), or into `reuse` (its refillable
- * tensors refilled, the others replaced; *out = reuse).  `outs` (NULL: none): the numeric
- * columns with outs[f].base set are written there instead (tfq__decode_csv_into_out). */
+ * tensors refilled, the others replaced; *out = reuse).  `outs` (NULL: none): the columns with
+ * outs[f].base set are written there instead (tfq__decode_csv_into_out). */
 static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const int64_t *dims,
                        int rank, tfq__csv_path path, tfq_tuple *reuse, const tfq__csv_out *outs,
                        tfq_tuple **out, tfq_status *st) {

@@ -387,7 +387,7 @@ Test(coord_rd, read_decode_step_prefixes_a_decode_error_with_the_failing_records
 
 /* A TextLineReader with a buffer of `buf` bytes over `text`, decoded as (float, float, int32) into
  * a FIFO queue of scalars, 8 lines a step. */
-static void rd_small_buffer(rd_fixture *f, const char *text, size_t buf) {
+static void rd_small_buffer(rd_fixture *f, const char *text, size_t buf, int64_t batch) {
   const char *p = write_file("in.csv", text, strlen(text));
   f->work = work_of(&p, 1);
   tfq_reader_options *o = opts();
@@ -400,9 +400,9 @@ static void rd_small_buffer(rd_fixture *f, const char *text, size_t buf) {
   OK(tfq_csv_options_add_default_int32(f->csv, -1, NULL));
   tfq_spec *s = spec2(TFQ_FLOAT, 0, NULL, TFQ_FLOAT, 0, NULL);
   OK(tfq_spec_add(s, TFQ_INT32, NULL, 0, NULL, NULL));
-  f->target = fifo(s, 1000);
+  f->target = fifo(s, 4000);
   tfq_spec_free(s);
-  OK(tfq_read_decode_op_new(f->reader, f->work, f->csv, 8, f->target, &f->op, NULL));
+  OK(tfq_read_decode_op_new(f->reader, f->work, f->csv, batch, f->target, &f->op, NULL));
 }
 
 /* The op takes the reader's buffered lines directly and refills the buffer itself when a line
@@ -424,7 +424,7 @@ static void every_line_across_refills(size_t buf, int full_steps) {
       len += (size_t)snprintf(text + len, sizeof text - len, "%d.5,%d.25,%d%s", i, i, i, end);
   }
   rd_fixture f;
-  rd_small_buffer(&f, text, buf);
+  rd_small_buffer(&f, text, buf, 8);
   tfq_status *st = tfq_status_new();
   tfq_code c;
   int steps = 0;
@@ -456,6 +456,43 @@ Test(coord_rd, read_decode_op_takes_whole_steps_across_buffer_refills) {
   every_line_across_refills(256, 1);
 }
 
+/* A few lines longer than a step's share of the buffer, met half-way through a file, make
+ * steps of a line or two; the short lines after them bring the steps back up to the batch, a
+ * quarter more a step, rather than steps of two lines to the end. */
+static int is_long(int i) { return i >= 1000 && i < 1000 + 4; }
+
+Test(coord_rd, steps_shortened_by_long_lines_grow_back_on_short_lines) {
+  enum { LONG = 4, N = 4000 };
+  size_t cap = (size_t)N * 40 + LONG * 2000, len = 0;
+  char *text = malloc(cap);
+  cr_assert_not_null(text);
+  for (int i = 0; i < N; i++) /* the long lines: i.000...000i (1,500 decimals) */
+    len +=
+        (size_t)(is_long(i) ? snprintf(text + len, cap - len, "%d.%01500d,%d.25,%d\n", i, i, i, i)
+                            : snprintf(text + len, cap - len, "%d.5,%d.25,%d\n", i, i, i));
+  rd_fixture f;
+  rd_small_buffer(&f, text, 4096, 200);
+  tfq_status *st = tfq_status_new();
+  tfq_code c;
+  int steps = 0;
+  while ((c = tfq_read_decode_step(f.op, NULL, st)) == TFQ_OK) steps++;
+  cr_assert_eq(c, TFQ_OUT_OF_RANGE, "%s", tfq_status_message(st));
+  cr_assert_lt(steps, 100, "%d steps for %d lines in steps of up to 200", steps, N);
+  cr_assert_eq(tfq_queue_size(f.target), N);
+  tfq_tuple *t;
+  OK(tfq_queue_dequeue_many(f.target, N, &t, NULL, NOTIMEOUT, NULL));
+  const float *a = tfq_tensor_data(tfq_tuple_get(t, 0));
+  const int32_t *y = tfq_tensor_data(tfq_tuple_get(t, 2));
+  for (int i = 0; i < N; i++) {
+    cr_assert_eq(a[i], is_long(i) ? (float)i : (float)i + 0.5f, "row %d: %g", i, a[i]);
+    cr_assert_eq(y[i], i, "row %d", i);
+  }
+  tfq_tuple_free(t);
+  tfq_status_free(st);
+  rd_teardown(&f);
+  free(text);
+}
+
 /* A bad value met after many refills is named by its line number, as the keyed path names it. */
 Test(coord_rd, read_decode_op_names_a_bad_line_met_after_buffer_refills) {
   char text[8192];
@@ -464,7 +501,7 @@ Test(coord_rd, read_decode_op_names_a_bad_line_met_after_buffer_refills) {
     len += (size_t)snprintf(text + len, sizeof text - len, i == 157 ? "%d,x%d,%d\n" : "%d,%d,%d\n",
                             i, i, i);
   rd_fixture f;
-  rd_small_buffer(&f, text, 64);
+  rd_small_buffer(&f, text, 64, 8);
   tfq_status *st = tfq_status_new();
   tfq_code c;
   while ((c = tfq_read_decode_step(f.op, NULL, st)) == TFQ_OK) {
@@ -613,7 +650,7 @@ Test(coord_rd, a_reader_two_threads_take_lines_from_stops_decoding_under_its_loc
   size_t len = 0;
   for (int i = 0; i < N; i++) len += (size_t)sprintf(text + len, "%d.5,0.25,%d\n", i, i);
   rd_fixture f;
-  rd_small_buffer(&f, text, 16384);
+  rd_small_buffer(&f, text, 16384, 8);
   tfq_status *st = tfq_status_new();
   for (int i = 0; i < 4; i++) OK(tfq_read_decode_step(f.op, NULL, st));
   /* the first step opens the file the ordinary way */
