@@ -31,10 +31,10 @@
  * record.  2,048 rather than 1,024: the consumer sleeps and is woken once a step, and on DM one
  * reader ran ~10% faster with half as many (docs/performance.md, seventh pass); 4,096 did not
  * help two readers.  Lines longer than the reader's buffer holds for a step make shorter steps
- * (the read-decode op's span path).  But about READ_VALUES values at most for tfq-cat's wide rows: a read batch of rows
- * that wide would take tens of MB at each step (the lines, the decoded columns, the stacked
- * component), each block fresh pages from the kernel, where a batch of a few MB is reused from
- * one read to the next. */
+ * (the read-decode op's span path).  But about READ_VALUES values at most for tfq-cat's wide rows:
+ * a read batch of rows that wide would take tens of MB at each step (the lines, the decoded
+ * columns, the stacked component), each block fresh pages from the kernel, where a batch of a few
+ * MB is reused from one read to the next. */
 #define READ_CHUNK_MIN 256
 #define READ_CHUNK_MAX 2048
 #define READ_VALUES (1 << 20)
