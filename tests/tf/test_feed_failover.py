@@ -54,12 +54,13 @@ TOOLS = @TOOLS@
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf
 tf.compat.v1.disable_eager_execution()
-ports, job, task, out, die_at, pace = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5]), float(sys.argv[6])
+ports, job, task, out, die_at, pace, ready = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5]), float(sys.argv[6]), sys.argv[7]
 p = ports.split(",")
 cs = tf.train.ClusterSpec({"ps": ["127.0.0.1:" + p[0]], "worker": ["127.0.0.1:" + p[1], "127.0.0.1:" + p[2]]})
 server = tf.distribute.Server(cs, job_name=job, task_index=task)
 if job == "ps":
     print("ps up", flush=True)
+    open(ready, "w").close()
     server.join()
 sys.path.insert(0, TOOLS)
 import tfq_feed_worker as tfw  # the worker side of tfq-feed --acks
@@ -69,6 +70,7 @@ with tf.device(f"/job:worker/task:{task}"):
 ack = tfw.ack(key, tf.size(ids), train, task, queue="ff")
 sess = tf.compat.v1.Session(server.target, config=tf.compat.v1.ConfigProto(device_filters=["/job:ps", f"/job:worker/task:{task}"]))
 log = open(out, "w")
+open(ready, "w").close()  # the server and the session are up: the test starts the feeders
 steps = 0
 while True:
     try:
@@ -103,15 +105,27 @@ class Cluster:
         open(script, "w").write(WORKER.replace("@TOOLS@", repr(tools)))
         ps = ",".join(map(str, self.ports))
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-        self.procs.append(subprocess.Popen([py, script, ps, "ps", "0", "-", "0", "0"], env=env,
+        self.ready = [os.path.join(d, f"ready{i}") for i in range(3)]  # ps, worker 0, worker 1
+        self.procs.append(subprocess.Popen([py, script, ps, "ps", "0", "-", "0", "0", self.ready[0]],
+                                           env=env,
                                            start_new_session=True, stdout=subprocess.DEVNULL,
                                            stderr=open(os.path.join(d, "ps.err"), "w")))
         for i in range(2):
             self.procs.append(subprocess.Popen(
                 [py, script, ps, "worker", str(i), self.logs[i], str(die_at if i == 1 else 0),
-                 str(pace)], env=env, start_new_session=True,
+                 str(pace), self.ready[i + 1]], env=env, start_new_session=True,
                 stdout=subprocess.DEVNULL, stderr=open(os.path.join(d, f"w{i}.err"), "w")))
         self.spec = "ps=127.0.0.1:%d;worker=127.0.0.1:%d,127.0.0.1:%d" % tuple(self.ports)
+
+    def wait_ready(self, timeout=180):
+        """Waits until the ps and both workers are up (each writes its marker), rather than for a
+        fixed time: a worker that is still importing TensorFlow when the feeders start does not
+        answer their first probe, and tfq-feed rightly counts it lost from the start."""
+        end = time.monotonic() + timeout
+        while not all(os.path.exists(r) for r in self.ready):
+            if time.monotonic() > end or any(p.poll() is not None for p in self.procs):
+                return
+            time.sleep(0.1)
 
     def kill(self):
         for p in self.procs:
@@ -167,7 +181,7 @@ def finish(p, err, timeout=120):
 def lost_worker(exe, py, files, d):
     cl = Cluster(d, py, die_at=60, pace=0.004)  # worker 1 dies at its 61st batch of 500: ~30%
     try:
-        time.sleep(4)
+        cl.wait_ready()
         f0, e0 = feeder(exe, cl, files, d, 0)
         f1, e1 = feeder(exe, cl, files, d, 1)
         (rc0, err0), (rc1, err1) = finish(f0, e0), finish(f1, e1)
@@ -205,7 +219,7 @@ def lost_worker(exe, py, files, d):
 def feeder_retry(exe, py, files, d):
     cl = Cluster(d, py, pace=0.004)
     try:
-        time.sleep(4)
+        cl.wait_ready()
         f0, e0 = feeder(exe, cl, files, d, 0, ["--attempt", "0"])
         f1, e1 = feeder(exe, cl, files, d, 1)
         t0 = time.time()
