@@ -189,11 +189,11 @@ static tfq_code worker_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
  * not per column.  Sets a->spec's field components, a->ncomp, a->col_comp, a->col_idx and
  * a->comp_width. */
 #define STACK_STRINGS_MIN 16
-/* The read-decode op decodes the stacked runs of CSV rows of up to this many fields straight into
- * their [B, k] components, strings too (src/coord/ops.c, DIRECT_MAX): a run of two strings is
+/* The read-decode op decodes the stacked runs of CSV rows of up to TFQ_READ_DECODE_DIRECT_MAX
+ * fields straight into their [B, k] components, strings too (tfq/ops.h): a run of two strings is
  * then one component with each row's bytes together, which the shuffled consumer draws with one
  * view and one owner a row instead of two (docs/performance.md, seventh pass). */
-#define DIRECT_COLS 64
+#define DIRECT_COLS TFQ_READ_DECODE_DIRECT_MAX
 static void plan_components(app *a, tfq_status *st) {
   const size_t strings_min = a->fmt == FMT_CSV && a->nfields <= DIRECT_COLS ? 2 : STACK_STRINGS_MIN;
   a->col_comp = xcalloc(a->nfields, sizeof *a->col_comp);

@@ -42,10 +42,15 @@ TFQ_EXTERN_C_BEGIN
  * no step decodes under its lock); the setters before the op runs, from one thread.
  * Memory: between steps the op keeps its last step's lines and decoded columns to refill them.
  * A string column's rows stay shared with `target` (the strings are not copied), so in ops of up
- * to 64 columns the op also keeps up to 32 such columns per string column (and per stacked
- * string component), refilling one once nothing else references it: a steady step then
- * allocates no column.  All of it is freed with the op. */
+ * to TFQ_READ_DECODE_DIRECT_MAX columns the op also keeps up to 32 such columns per string column
+ * (and per stacked string component), refilling one once nothing else references it: a steady step
+ * then allocates no column.  All of it is freed with the op. */
 typedef struct tfq_read_decode_op tfq_read_decode_op;
+
+/* The widest op (columns, and components) whose stacked components are decoded straight into
+ * their rows and whose decoded columns are parked for reuse (the "Cost" of
+ * tfq_read_decode_op_add_component and "Memory" above).  Since: 0.1 */
+#define TFQ_READ_DECODE_DIRECT_MAX 64
 
 /* `csv` NULL: no decoding, the component is the [B] string tensor of records (text lines,
  * TFRecord payloads, ...).
@@ -62,10 +67,11 @@ TFQ_API tfq_code tfq_read_decode_op_new(tfq_reader *reader, tfq_queue *work,
  * component is column cols[0] ([B]); with stack != 0 it is tf.stack of columns cols[0..n)
  * along a new last axis ([B, n]; the columns must share a dtype), as the seed program's
  * `tf.stack([x1, x2])`.  Without any call, component i is column i.  Call before the op runs.
- * Cost: with text lines and at most 64 columns and components, a stacked component whose columns
- * no other component uses is decoded straight into its rows, numbers and strings alike (a
- * string row's bytes then lie together); otherwise the columns are decoded and then copied into
- * it, strings included.  A lone column (stack == 0) is shared with the queue, not copied.
+ * Cost: with text lines and at most TFQ_READ_DECODE_DIRECT_MAX columns and components, a stacked
+ * component whose columns no other component uses is decoded straight into its rows, numbers and
+ * strings alike (a string row's bytes then lie together); otherwise the columns are decoded and
+ * then copied into it, strings included.  A lone column (stack == 0) is shared with the queue, not
+ * copied.
  * @return TFQ_OK, TFQ_INVALID_ARGUMENT (n == 0; n > 1 without stack), TFQ_RESOURCE_EXHAUSTED.
  * Ownership: `cols` copied.  Thread-safety: one thread, before the op runs.  Since: 0.1 */
 TFQ_API tfq_code tfq_read_decode_op_add_component(tfq_read_decode_op *op, const size_t *cols,

@@ -379,7 +379,7 @@ static tfq_code salvage(tfq_read_decode_op *op, tfq_tensor *keys, tfq_tensor *va
   return c;
 }
 
-#define DIRECT_MAX 64 /* the widest op whose stacked components are decoded in place */
+#define DIRECT_MAX TFQ_READ_DECODE_DIRECT_MAX /* the widest op decoding in place (ops.h) */
 /* After direct_outputs: the tensors components() did not take go back as spares. */
 static void free_direct(tfq_read_decode_op *op, tfq_tensor **direct) {
   for (size_t i = 0; direct && i < op->nmap; i++)
