@@ -697,6 +697,40 @@ Test(decode_csv, buffer_splits_lines_like_text_line_reader) {
   tfq_csv_options_free(o);
 }
 
+/* tfq_decode_csv_buffer sizes its output by counting the buffer's lines 16 bytes at a time in
+ * blocks of up to 255: thousands of lines of every length from 1 to 40 bytes cross every block
+ * and lane boundary, with and without a last '\n'. */
+Test(decode_csv, buffer_counts_every_line_of_long_buffers) {
+  tfq_csv_options *o = mk("s:");
+  enum { N = 3001 };
+  size_t cap = (size_t)N * 41 + 1, len = 0;
+  char *buf = malloc(cap);
+  cr_assert(buf);
+  for (int i = 0; i < N; i++) {
+    size_t k = (size_t)(i * 7 % 40) + 1;
+    memset(buf + len, 'a' + i % 26, k);
+    len += k;
+    buf[len++] = '\n';
+  }
+  for (int trailing = 1; trailing >= 0; trailing--) {
+    size_t n = trailing ? len : len - 1; /* without the last '\n' */
+    tfq_tuple *t;
+    cr_assert_eq(tfq_decode_csv_buffer(o, buf, n, &t, st), TFQ_OK, "%s", tfq_status_message(st));
+    const tfq_tensor *c = tfq_tuple_get(t, 0);
+    cr_assert_eq(tfq_tensor_dim(c, 0), N, "trailing %d: %lld lines", trailing,
+                 (long long)tfq_tensor_dim(c, 0));
+    for (int i = 0; i < N; i++) {
+      size_t got;
+      const char *v = tfq_tensor_string(c, i, &got);
+      cr_assert_eq(got, (size_t)(i * 7 % 40) + 1, "line %d", i);
+      cr_assert_eq(v[0], 'a' + i % 26, "line %d", i);
+    }
+    tfq_tuple_free(t);
+  }
+  free(buf);
+  tfq_csv_options_free(o);
+}
+
 Test(decode_csv, bad_dtype_is_rejected) {
   tfq_csv_options *o = mk("");
   cr_assert_eq(tfq_csv_options_add_required(o, TFQ_BOOL, st), TFQ_INVALID_ARGUMENT);
