@@ -198,26 +198,32 @@ static int cmp_d(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* The run of rr[0, n) (1 <= n <= 64) with the median wall time; *best_wall (if not NULL) the
+ * shortest. */
+static result median_by_wall(const result *rr, int n, double *best_wall) {
+  double w[64];
+  for (int i = 0; i < n; i++) w[i] = rr[i].wall;
+  qsort(w, (size_t)n, sizeof w[0], cmp_d);
+  if (best_wall) *best_wall = w[0];
+  for (int i = 0; i < n; i++)
+    if (rr[i].wall == w[n / 2]) return rr[i];
+  return rr[0];
+}
+
 /* Median-by-wall of `runs` runs (after one warm-up); checks that every run has the same sums. */
 static result measure(const char *path, const params *pp, int runs, double *best_wall) {
   result rr[64];
-  double w[64];
   if (runs > 64) runs = 64;
   (void)run_tfq(path, pp);
   for (int i = 0; i < runs; i++) {
     rr[i] = run_tfq(path, pp);
-    w[i] = rr[i].wall;
     if (rr[i].rows != rr[0].rows || rr[i].fsum != rr[0].fsum || rr[i].isum != rr[0].isum ||
         rr[i].ssum != rr[0].ssum) {
       fprintf(stderr, "bench_e2e: checksum differs between runs\n");
       exit(1);
     }
   }
-  qsort(w, (size_t)runs, sizeof w[0], cmp_d);
-  *best_wall = w[0];
-  for (int i = 0; i < runs; i++)
-    if (rr[i].wall == w[runs / 2]) return rr[i];
-  return rr[0];
+  return median_by_wall(rr, runs, best_wall);
 }
 
 /* One figure line and its ROW.  ratio (NULL for tfq): tfq's rate over this peer's in each round of
@@ -302,19 +308,13 @@ static int peers_round(const char *python, const char *prefix, const params *pp,
 
 /* The peer's median-by-wall result, and tfq's per-round ratio over it: median, lowest, highest. */
 static result peer_median(const peer *pe, double ratio[3]) {
-  double w[64], q[64];
-  for (int i = 0; i < pe->n; i++) {
-    w[i] = pe->r[i].wall;
-    q[i] = pe->tfq_rate[i] / (pe->r[i].rows / pe->r[i].wall);
-  }
-  qsort(w, (size_t)pe->n, sizeof w[0], cmp_d);
+  double q[64];
+  for (int i = 0; i < pe->n; i++) q[i] = pe->tfq_rate[i] / (pe->r[i].rows / pe->r[i].wall);
   qsort(q, (size_t)pe->n, sizeof q[0], cmp_d);
   ratio[0] = pe->n % 2 ? q[pe->n / 2] : (q[pe->n / 2 - 1] + q[pe->n / 2]) / 2;
   ratio[1] = q[0];
   ratio[2] = q[pe->n - 1];
-  for (int i = 0; i < pe->n; i++)
-    if (pe->r[i].wall == w[pe->n / 2]) return pe->r[i];
-  return pe->r[0];
+  return median_by_wall(pe->r, pe->n, NULL);
 }
 
 static void write_file(const char *path, const char *b, size_t n) {

@@ -183,19 +183,19 @@ static tfq_code worker_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
 
 /* tfq-cat's record queue (a->stack_cols): each run of adjacent columns of one dtype is one
  * component, [k] per record for a run of k >= 2 columns (tf.stack of the columns), a scalar for
- * a lone column (and, but for CSV rows of up to DIRECT_COLS fields, for each column of a run of
- * fewer than STACK_STRINGS_MIN strings).  A wide file's record is then a few tensors instead of
- * one per value: the queue's enqueue_many, its shuffle and the batch dequeues cost per component,
- * not per column.  Sets a->spec's field components, a->ncomp, a->col_comp, a->col_idx and
- * a->comp_width. */
+ * a lone column (and, but for CSV rows of up to TFQ_READ_DECODE_DIRECT_MAX fields, for each column
+ * of a run of fewer than STACK_STRINGS_MIN strings).  A wide file's record is then a few tensors
+ * instead of one per value: the queue's enqueue_many, its shuffle and the batch dequeues cost per
+ * component, not per column.  Sets a->spec's field components, a->ncomp, a->col_comp, a->col_idx
+ * and a->comp_width. */
 #define STACK_STRINGS_MIN 16
 /* The read-decode op decodes the stacked runs of CSV rows of up to TFQ_READ_DECODE_DIRECT_MAX
  * fields straight into their [B, k] components, strings too (tfq/ops.h): a run of two strings is
  * then one component with each row's bytes together, which the shuffled consumer draws with one
  * view and one owner a row instead of two (docs/performance.md, seventh pass). */
-#define DIRECT_COLS TFQ_READ_DECODE_DIRECT_MAX
 static void plan_components(app *a, tfq_status *st) {
-  const size_t strings_min = a->fmt == FMT_CSV && a->nfields <= DIRECT_COLS ? 2 : STACK_STRINGS_MIN;
+  const size_t strings_min =
+      a->fmt == FMT_CSV && a->nfields <= TFQ_READ_DECODE_DIRECT_MAX ? 2 : STACK_STRINGS_MIN;
   a->col_comp = xcalloc(a->nfields, sizeof *a->col_comp);
   a->col_idx = xcalloc(a->nfields, sizeof *a->col_idx);
   a->comp_width = xcalloc(a->nfields, sizeof *a->comp_width);
