@@ -476,7 +476,9 @@ static tfq_code direct_outputs(tfq_read_decode_op *op, int64_t m, size_t ncol, t
       tfq_code c = tfq__tensor_alloc(dt, dims, 2, 0, &t, st);
       if (c) return c;
     } else if (dt == TFQ_STRING) {
-      tfq__tensor_strings_reset(t); /* keeps its newest chunk */
+      /* keeps its newest chunk; the decode writes every string of the rows it delivers, and a
+       * step that fails hands the tensor back as the spare, unread */
+      tfq__tensor_arena_reset(t);
     }
     direct[i] = t;
     size_t esz = dt == TFQ_STRING ? sizeof(tfq__str) : tfq_dtype_size(dt);

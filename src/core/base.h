@@ -126,6 +126,11 @@ void tfq__tensor_release(tfq_tensor *t, int64_t k);
 /* Points every string of a string tensor the caller owns alone at "" and frees its byte storage
  * but the newest chunk, which is kept, emptied, for the next fill. */
 void tfq__tensor_strings_reset(tfq_tensor *t);
+/* tfq__tensor_strings_reset() without pointing the strings at "": for a refill that writes every
+ * element before anything reads one (a decode step, a dequeue's gather), which spares a store of
+ * every element.  Until then the elements may point into the freed chunks: the caller must write
+ * them all, or point them at "" (as a failed dequeue does), before the tensor is read or shared. */
+void tfq__tensor_arena_reset(tfq_tensor *t);
 
 struct tfq_tuple {
   size_t n;

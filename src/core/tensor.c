@@ -311,6 +311,10 @@ int tfq__tensor_arena_reserve(tfq_tensor *t, size_t cap) {
 void tfq__tensor_strings_reset(tfq_tensor *t) {
   tfq__str *s = tfq__strs(t);
   for (int64_t i = 0; i < t->nelems; i++) s[i] = (tfq__str){"", 0};
+  tfq__tensor_arena_reset(t);
+}
+
+void tfq__tensor_arena_reset(tfq_tensor *t) {
   tfq__arena_chunk *a = t->arena;
   if (!a) return;
   for (tfq__arena_chunk *c = a->next, *n; c; c = n) {

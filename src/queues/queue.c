@@ -1126,6 +1126,14 @@ static inline int reusable(const tfq_tensor *t, const tfq__comp *k) {
   return reusable_as(t, k, 0, 1);
 }
 
+/* A dequeue into `reuse` that fails before its take: the string components of its first `upto`
+ * that tfq__tensor_arena_reset emptied point at "" again (their old views may point into freed
+ * chunks). */
+static void clear_reused(tfq_queue *q, tfq_tuple *dst, size_t upto) {
+  for (size_t i = 0; i < upto; i++)
+    if (q->st[i].str && dst->c[i]) str_clear(dst->c[i]);
+}
+
 static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tuple **out,
                            tfq_cancel *cancel, int64_t timeout_us, tfq_tuple *reuse,
                            tfq_status *st) {
@@ -1163,7 +1171,9 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
     }
     const tfq__comp *k = &q->spec->c[i];
     if (reuse && reusable_as(dst->c[i], k, many, n)) {
-      if (q->st[i].str) tfq__tensor_strings_reset(dst->c[i]);
+      /* its strings are all rewritten by the take (rows and str_settle), or set to "" by
+       * str_clear when the dequeue fails */
+      if (q->st[i].str) tfq__tensor_arena_reset(dst->c[i]);
       continue;
     }
     if (reuse) {
@@ -1176,7 +1186,10 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
     for (int d = 0; d < k->rank; d++) dims[r++] = k->dims[d];
     c = tfq__tensor_alloc(k->dtype, dims, r, 0, &dst->c[i], st);
     if (c) {
-      if (!reuse) tfq_tuple_free(dst);
+      if (!reuse)
+        tfq_tuple_free(dst);
+      else
+        clear_reused(q, dst, i);
       return c;
     }
   }
@@ -1220,7 +1233,10 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
   } else if (any_boxed) {
     if (!tfq__mul_ok(ncomp, (size_t)n, &nb) ||
         !(a.boxed_dst = tfq__calloc(nb, sizeof(tfq_tensor *)))) {
-      if (!reuse) tfq_tuple_free(dst);
+      if (!reuse)
+        tfq_tuple_free(dst);
+      else
+        clear_reused(q, dst, ncomp);
       return TFQ__OOM(st);
     }
   }

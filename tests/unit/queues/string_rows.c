@@ -29,6 +29,15 @@ static tfq_spec *str_spec(void) {
   return spec2(TFQ_STRING, 1, two, TFQ_INT32, 0, NULL);
 }
 
+/* A FIFO of capacity 100 holding str_batch(n, 0, len). */
+static tfq_queue *fifo_of_rows(tfq_spec *s, int64_t n, size_t len) {
+  tfq_queue *q = fifo(s, 100);
+  tfq_tuple *b = str_batch(n, 0, len);
+  OK(tfq_queue_enqueue_many(q, b, NULL, NOTIMEOUT, NULL));
+  tfq_tuple_free(b);
+  return q;
+}
+
 /* Checks that row r of batch `t` is element `id` (strings of at least `len` bytes). */
 static void expect_row(const tfq_tuple *t, int64_t r, int id, size_t len) {
   for (int j = 0; j < 2; j++) {
@@ -243,10 +252,8 @@ Test(string_rows, dequeue_into_replaces_string_components_each_time) {
 
 Test(string_rows, dequeue_many_into_refills_the_same_tensors_in_place) {
   tfq_spec *s = str_spec();
-  tfq_queue *q = fifo(s, 100);
-  tfq_tuple *b = str_batch(10, 0, 0), *dst;
-  OK(tfq_queue_enqueue_many(q, b, NULL, NOTIMEOUT, NULL));
-  tfq_tuple_free(b);
+  tfq_queue *q = fifo_of_rows(s, 10, 0);
+  tfq_tuple *dst;
   OK(tfq_tuple_new(2, &dst, NULL));
   OK(tfq_queue_dequeue_many_into(q, 4, dst, NULL, NOTIMEOUT, NULL));
   tfq_tensor *s0 = tfq_tuple_get(dst, 0), *i0 = tfq_tuple_get(dst, 1);
@@ -274,6 +281,54 @@ Test(string_rows, dequeue_many_into_refills_the_same_tensors_in_place) {
   tfq_tuple_free(dst);
   tfq_queue_free(q);
   tfq_spec_free(s);
+}
+
+/* A counting allocator that fails once its budget is spent (-1: never). */
+static long g_budget = -1;
+static void *budget_malloc(size_t n) {
+  if (g_budget == 0) return NULL;
+  if (g_budget > 0) g_budget--;
+  return malloc(n);
+}
+static void *budget_realloc(void *p, size_t n) {
+  if (g_budget == 0) return NULL;
+  if (g_budget > 0) g_budget--;
+  return realloc(p, n);
+}
+
+/* A refill in place empties a string batch's bytes without rewriting its strings first (the take
+ * rewrites them all); a dequeue that fails before its take (here: the int batch, still shared,
+ * needs a new tensor and the allocation fails) must leave no string pointing at the old bytes.
+ * The rows stay queued and a retry takes them. */
+Test(string_rows, a_dequeue_into_that_fails_before_its_take_leaves_empty_strings) {
+  cr_assert_eq(tfq_set_allocator(budget_malloc, budget_realloc, free), TFQ_OK);
+  tfq_spec *s = str_spec();
+  tfq_queue *q = fifo_of_rows(s, 8, 300);
+  tfq_tuple *dst;
+  OK(tfq_tuple_new(2, &dst, NULL));
+  OK(tfq_queue_dequeue_many_into(q, 4, dst, NULL, NOTIMEOUT, NULL));
+  tfq_tensor *s0 = tfq_tuple_get(dst, 0);
+  tfq_tensor *kept = tfq_tensor_ref(tfq_tuple_get(dst, 1)); /* not refillable: a new one */
+  tfq_status *st = tfq_status_new();
+  g_budget = 0;
+  tfq_code rc = tfq_queue_dequeue_many_into(q, 4, dst, NULL, NOTIMEOUT, st);
+  g_budget = -1;
+  cr_assert_eq(rc, TFQ_RESOURCE_EXHAUSTED, "%s", tfq_status_message(st));
+  cr_assert_eq(tfq_tuple_get(dst, 0), s0, "the string batch is the one refilled");
+  for (int64_t i = 0; i < tfq_tensor_num_elements(s0); i++) {
+    size_t l = 1;
+    (void)tfq_tensor_string(s0, i, &l);
+    cr_assert_eq(l, 0, "string %lld still has %zu bytes after the failed dequeue", (long long)i, l);
+  }
+  cr_assert_eq(tfq_queue_size(q), 4, "nothing was taken");
+  OK(tfq_queue_dequeue_many_into(q, 4, dst, NULL, NOTIMEOUT, NULL));
+  for (int r = 0; r < 4; r++) expect_row(dst, r, 4 + r, 300);
+  tfq_tensor_free(kept);
+  tfq_status_free(st);
+  tfq_tuple_free(dst);
+  tfq_queue_free(q);
+  tfq_spec_free(s);
+  cr_assert_eq(tfq_set_allocator(NULL, NULL, NULL), TFQ_OK);
 }
 
 Test(string_rows, dequeue_many_into_of_zero_rows_gives_empty_batches) {
