@@ -7,6 +7,9 @@
  * (bench/peers_decode.py: pandas C engine, pyarrow.csv one thread, TF decode_csv on batches of
  * lines, tf.data CsvDataset) read the same bytes; pass --peers PYTHON to run them in the same run.
  *
+ * --reuse reads DIR/tfq_bench_D1.csv and _D4.csv when they hold 1,000,000 lines (written by an
+ * earlier run: bench/report.py's interleaved rounds) instead of generating and writing them again.
+ *
  * Figures: MB/s = file bytes / median wall time of --runs N runs (default 5, after a warm-up);
  * the best wall time and the median process CPU time are printed too (on a loaded machine the
  * CPU-time rate is the steadier one).  Every reader must reproduce the checksum (sum of floats,
@@ -35,6 +38,27 @@
 #define NI BENCH_NI
 
 static char *gen(int quoted, size_t *len) { return bench_gen_d1(ROWS, quoted, len); }
+
+/* The file at path if it is there and holds ROWS lines (the last one ending in '\n'), else NULL. */
+static char *load(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *b = NULL;
+  long n = fseek(f, 0, SEEK_END) ? -1 : ftell(f);
+  if (n > 0 && !fseek(f, 0, SEEK_SET) && (b = malloc((size_t)n + 1)) &&
+      fread(b, 1, (size_t)n, f) == (size_t)n && b[n - 1] == '\n') {
+    long lines = 0;
+    for (const char *p = b, *end = b + n; (p = memchr(p, '\n', (size_t)(end - p))); p++) lines++;
+    if (lines == ROWS) {
+      fclose(f);
+      *len = (size_t)n;
+      return b;
+    }
+  }
+  free(b);
+  fclose(f);
+  return NULL;
+}
 
 static double now(void) {
   struct timespec ts;
@@ -207,7 +231,7 @@ static double report(const char *ds, const char *name, size_t n, timing tm, sums
 
 int main(int argc, char **argv) {
   const char *dir = "/tmp", *python = NULL;
-  int only_tfq = 0;
+  int only_tfq = 0, reuse = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--peers") && i + 1 < argc)
       python = argv[++i];
@@ -215,6 +239,8 @@ int main(int argc, char **argv) {
       runs = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 1;
     else if (!strcmp(argv[i], "--tfq-only"))
       only_tfq = 1;
+    else if (!strcmp(argv[i], "--reuse"))
+      reuse = 1;
     else
       dir = argv[i];
   }
@@ -222,12 +248,15 @@ int main(int argc, char **argv) {
   char path[2][512];
   for (int ds = 0; ds < 2; ds++) {
     size_t n;
-    char *b = gen(ds == 1, &n);
     const char *name = ds ? "D4" : "D1";
     snprintf(path[ds], sizeof path[ds], "%s/tfq_bench_%s.csv", dir, name);
-    FILE *f = fopen(path[ds], "wb");
-    if (!f || fwrite(b, 1, n, f) != n) return 1;
-    fclose(f);
+    char *b = reuse ? load(path[ds], &n) : NULL;
+    if (!b) {
+      b = gen(ds == 1, &n);
+      FILE *f = fopen(path[ds], "wb");
+      if (!f || fwrite(b, 1, n, f) != n) return 1;
+      fclose(f);
+    }
     printf("%s: %zu rows, %.2f MB (%s); median of %d runs\n", name, (size_t)ROWS, n / 1e6, path[ds],
            runs);
     timing tm;

@@ -5,9 +5,12 @@ process, for tfq-feed's topologies against the ways TF1, tf.data, TensorFlowOnSp
 feeder deliver the same rows to the same training step.
 
 Cluster: ps:0, worker:0 and worker:1, separate processes (bench/dist_worker.py, TF_CONFIG each)
-on 127.0.0.1, started fresh for every variant and killed (process groups) at its end, also on
-failure.  Data: D5 (D1, 1M rows x 10 columns: 6 float, 3 int, 1 short word, cut into 16 CSV
-files; `gen_data` writes it); with --rows N < 1M, the first N/16 rows of each file.  Worker k's
+on 127.0.0.1, started once for every variant but the Spark ones and kept for all the rounds
+(each run builds its own graph, queues and variables, named after the run), killed (process
+groups) at the end, also on failure; a failed run drops its variant from the later rounds and
+restarts the cluster.  The Spark variants start their own cluster each.  Data: D5 (D1, 1M rows
+x 10 columns: 6 float, 3 int, 1 short word, cut into 16 CSV files; `gen_data` writes it); with
+--rows N < 1M, the first N/16 rows of each file.  Worker k's
 shard (for the variants that shard) is the files n = k mod 2.
 
 The worker step is the same for every variant: one batch of b <= B rows (default 1,024) -> the
@@ -38,7 +41,8 @@ Variants (the input of that step):
   tfos-style   TensorFlowOnSpark InputMode.SPARK (2.2): per worker a manager process serving a
                JoinableQueue and a producer process (Python csv parse, one put per row, then
                join); the worker gets rows one by one (DataFeed.next_batch(B)) and feeds the
-               step through feed_dict.  On a --tfos-rows prefix (default 100k), 1 run.
+               step through feed_dict.  On a --tfos-rows prefix (default 100k), 1 run (in
+               the first round).
 
 Measurements per run: records/s = rows / (the last worker's end of input - the first worker's
 first step start), the go signal being given to the workers and the feeders at once.  Before
@@ -51,8 +55,13 @@ after the first batch (rows / (end - first batch out)), time to first batch per 
 first step done), CPU-seconds per million records of each process (ps, worker0, worker1, every
 feeder, producer or manager) over the window, from /proc/<pid>/stat (a feeder that exits: its
 rusage from wait4 minus its CPU at the go), and their sum; the load average before and after.
-Best of --repeat runs (default 3; tfos-style 1; --quick: 1 each) by records/s, with the median
-and the spread; the CPU figures and the other rates are the medians of the runs.
+Interleaved rounds (issue #18): --repeat rounds (default 5; --quick 3), each running tfq-bc, then
+every other variant once, one after the other; tfos-style in the first round only.  Every figure
+is the median of the variant's runs (records/s with the best, min and max beside it); every
+tfq-bc ratio (table, ROW tfq_ratio / tfq_cpu_ratio / tfq_feeder_cpu_ratio with _min, _max and
+rounds, TARGET lines) is computed per round from that round's tfq-bc run and the variant's, and
+printed as the median of the rounds' ratios with their range.  The Spark variants: --spark-repeat
+runs each (3; --quick 1) after the rounds, their medians.
 
 Correctness (exit status 1 otherwise): the row counts and checksums summed over the two workers
 equal those of the data, computed once with pyarrow (cached beside the data), for every run;
@@ -68,6 +77,7 @@ the same cluster: bench/dist_spark.py; TARGET spark-pipe / tfos-spark records/s 
 
   .venv/bin/python bench/bench_dist.py [--quick] [--build DIR] [--data DIR] [--rows N]
       [--repeat R] [--batch B] [--only tfq-bc,limit,...] [--tfos-rows N] [--spark]
+      [--spark-repeat R]
 """
 import argparse
 import glob
@@ -486,11 +496,95 @@ def run_once(a, cl, impl, rep, files, exp, logdir, extra_procs):
             "loadavg_before": la0, "loadavg_after": la1, "stats": stats, "spark": spark_done}
 
 
+def start_managers(a, logdir, tag):
+    """The two TFoS multiprocessing managers (dist_peers.py tfos-manager), one per worker."""
+    extra = []
+    for k in range(2):
+        addr = os.path.join(logdir, "tfos-%d-%d.sock" % (os.getpid(), k))
+        if os.path.exists(addr):
+            os.unlink(addr)
+        m = Proc("%s-manager%d" % (tag, k), [a.python, os.path.join(HERE, "dist_peers.py"),
+                                             "tfos-manager", addr],
+                 dict(os.environ, TFOS_AUTHKEY="w6"), logdir, stdin=False)
+        extra.append(m)
+        m.addr = addr
+        m.expect("UP", 60)
+    return extra
+
+
+def stop_managers(extra):
+    for m in extra:
+        m.kill()
+        if os.path.exists(m.addr):
+            os.unlink(m.addr)
+
+
+def print_run(impl, label, r):
+    print("  %-16s %s: %9.0f records/s, %.2f s, first batch %s ms, %s%s" % (
+        impl, label, r["records_per_s"], r["seconds"], "/".join("%.0f" % x for x in r["ttfb_ms"]),
+        " ".join("%s %.2f" % (k, v) for k, v in r["cpu_s"].items()),
+        "" if r["checksum_ok"] else "  CHECKSUM MISMATCH"), flush=True)
+
+
+def run_rounds(a, impls, files, tfos_files, exps, logdir):
+    """The variants other than the Spark ones in --repeat interleaved rounds on one cluster (and,
+    for tfos-style, one pair of TFoS managers) kept for every round: in each round every
+    implementation once, one after the other, in the order of impls (tfq-bc first); tfos-style
+    (on its prefix, ~50x slower) in the first round only.  Each run builds its own graph, queues
+    and variables (names carry the run's number), so no state of an earlier run is reused.  A
+    run that fails drops its implementation from the later rounds and restarts the cluster (a
+    failed feeder can leave the workers blocked).  Returns ({impl: [runs]}, {impl: error})."""
+    runs, errors = {impl: [] for impl in impls}, {}
+    cl, managers, starts = None, [], 0
+    try:
+        for rnd in range(a.repeat):
+            for k, impl in enumerate(impls):
+                tfos = impl == "tfos-style"
+                if impl in errors or (tfos and rnd > 0):
+                    continue
+                if cl is None:
+                    cl = Cluster(a.python, logdir, "w6-%d" % starts)
+                    starts += 1
+                    if "tfos-style" in impls and rnd == 0 and not runs["tfos-style"] and \
+                            "tfos-style" not in errors:
+                        managers = start_managers(a, logdir, "w6-%d" % (starts - 1))
+                try:
+                    r = run_once(a, cl, impl, rnd + 100 * k, tfos_files if tfos else files,
+                                 exps["tfos" if tfos else "main"], logdir,
+                                 managers if tfos else [])
+                except Failed as e:
+                    errors[impl] = str(e)
+                    print("  %-16s round %d FAILED: %s" % (impl, rnd + 1, e), flush=True)
+                    cl.close()
+                    stop_managers(managers)
+                    cl, managers = None, []
+                    kill_all()
+                    continue
+                r["round"] = rnd
+                runs[impl].append(r)
+                print_run(impl, "round %d" % (rnd + 1), r)
+                if tfos:  # no later round uses them
+                    stop_managers(managers)
+                    managers = []
+    except Failed as e:  # the cluster or the managers did not start
+        print("  cluster FAILED: %s" % e, flush=True)
+        for impl in impls:
+            if not runs[impl]:
+                errors.setdefault(impl, str(e))
+    finally:
+        stop_managers(managers)
+        if cl:
+            cl.close()
+        kill_all()
+    return runs, errors
+
+
 def run_variant(a, variant, files, tfos_files, exps, logdir):
-    """Starts a fresh cluster, runs every implementation of the variant --repeat times."""
-    impls = {"tfdata": ["tfdata-csv", "tfdata-textline"]}.get(variant, [variant])
+    """A Spark variant: a fresh cluster and Spark driver, its runs one after the other
+    (--spark-repeat; tfos-spark 1)."""
+    impls = [variant]
     tfos = variant in ("tfos-style", "tfos-spark")
-    reps = 1 if tfos else a.repeat
+    reps = 1 if tfos else a.spark_repeat
     vfiles = tfos_files if tfos else files
     exp = exps["tfos" if tfos else "main"]
     out = {}
@@ -499,19 +593,8 @@ def run_variant(a, variant, files, tfos_files, exps, logdir):
     try:
         cl = Cluster(a.python, logdir, variant)
         if tfos:
-            for k in range(2):
-                addr = os.path.join(logdir, "tfos-%d-%d.sock" % (os.getpid(), k))
-                if os.path.exists(addr):
-                    os.unlink(addr)
-                m = Proc("%s-manager%d" % (variant, k), [a.python, os.path.join(
-                    HERE, "dist_peers.py"), "tfos-manager", addr], dict(os.environ,
-                                                                        TFOS_AUTHKEY="w6"),
-                    logdir, stdin=False)
-                m.expect("UP", 60)
-                m.addr = addr
-                extra.append(m)
-        if variant in SPARK_VARIANTS:
-            cl.spark = dist_spark.start_driver(Proc, a, cl, logdir, variant)
+            extra = start_managers(a, logdir, variant)
+        cl.spark = dist_spark.start_driver(Proc, a, cl, logdir, variant)
         for impl in impls:
             runs = []
             for rep in range(reps):
@@ -522,11 +605,7 @@ def run_variant(a, variant, files, tfos_files, exps, logdir):
                     out[impl] = {"impl": impl, "error": str(e)}
                     print("  %-16s run %d FAILED: %s" % (impl, rep + 1, e), flush=True)
                     break
-                print("  %-16s run %d: %9.0f records/s, %.2f s, first batch %s ms, %s%s" % (
-                    impl, rep + 1, r["records_per_s"], r["seconds"],
-                    "/".join("%.0f" % x for x in r["ttfb_ms"]),
-                    " ".join("%s %.2f" % (k, v) for k, v in r["cpu_s"].items()),
-                    "" if r["checksum_ok"] else "  CHECKSUM MISMATCH"), flush=True)
+                print_run(impl, "run %d" % (rep + 1), r)
                 runs.append(r)
             else:
                 out[impl] = {"impl": impl, "runs": runs}
@@ -537,18 +616,44 @@ def run_variant(a, variant, files, tfos_files, exps, logdir):
     finally:
         if cl and getattr(cl, "spark", None):
             dist_spark.stop_driver(cl.spark)
-        for m in extra:
-            m.kill()
-            if os.path.exists(m.addr):
-                os.unlink(m.addr)
+        stop_managers(extra)
         if cl:
             cl.close()
         kill_all()
     return out
 
 
-def summarize(impl, runs, batch):
-    best = max(runs, key=lambda r: r["records_per_s"])
+FEEDERS = ("tfq-feed", "limit", "pyfeed", "producer", "manager", "spark")
+
+
+def run_cpu(r, feeders_only=False):
+    """CPU-s per 1M records of one run: every process, or the feeder processes only (None when
+    the run has none)."""
+    ks = [k for k in r["cpu_s"] if not feeders_only or k.startswith(FEEDERS)]
+    if not ks:
+        return None
+    return sum(r["cpu_s"][k] for k in ks) / r["rows"] * 1e6
+
+
+def round_ratios(tfq_runs, runs, f):
+    """f(tfq-bc's run) / f(this run) in every round that has both (tfq-bc ran first in it): the
+    median, lowest and highest, and the number of rounds; None without such a round."""
+    by = {r["round"]: r for r in tfq_runs if "round" in r}
+    q = [f(by[r["round"]]) / f(r) for r in runs
+         if r.get("round") in by and f(r) and f(by[r["round"]]) is not None]
+    if not q:
+        return None
+    return statistics.median(q), min(q), max(q), len(q)
+
+
+def summarize(impl, runs, batch, tfq_runs=None):
+    """The figures of an implementation's runs: records/s the median of the runs (best, min and
+    max beside it), the other rates, times and CPU figures medians too; with tfq_runs (tfq-bc's,
+    of the same rounds) tfq-bc's ratios over it computed per round: records/s (tfq_ratio, _min,
+    _max, rounds), CPU-s per 1M records of every process (tfq_cpu_ratio, ...) and of the feeder
+    processes (tfq_feeder_cpu_ratio, ...)."""
+    med = statistics.median(r["records_per_s"] for r in runs)
+    mid = min(runs, key=lambda r: abs(r["records_per_s"] - med))  # the median run (odd counts)
     rates = [r["records_per_s"] for r in runs]
     procs = []
     for r in runs:
@@ -557,23 +662,32 @@ def summarize(impl, runs, batch):
                 procs.append(k)
     per = {k: statistics.median([r["cpu_s"].get(k, 0.0) / r["rows"] * 1e6 for r in runs])
            for k in procs}
-    feeders = [k for k in procs if k.startswith(("tfq-feed", "limit", "pyfeed", "producer",
-                                                  "manager", "spark"))]
+    feeders = [k for k in procs if k.startswith(FEEDERS)]
+    ratios = {}
+    if tfq_runs and runs is not tfq_runs:
+        for key, f in (("tfq_ratio", lambda r: r["records_per_s"]), ("tfq_cpu_ratio", run_cpu),
+                       ("tfq_feeder_cpu_ratio", lambda r: run_cpu(r, True))):
+            q = round_ratios(tfq_runs, runs, f)
+            if q:
+                ratios.update({key: round(q[0], 4), key + "_min": round(q[1], 4),
+                               key + "_max": round(q[2], 4)})
+                ratios.setdefault("rounds", q[3])
     return {"bench": "dist", "impl": impl, "role": ROLES.get(impl, "info"),
-            "rows": best["rows"], "runs": len(runs), "batch": batch,
-            "records_per_s": round(best["records_per_s"]),
-            "records_per_s_median": round(statistics.median(rates)),
+            "rows": mid["rows"], "runs": len(runs), "batch": batch,
+            "records_per_s": round(med), "records_per_s_best": round(max(rates)),
+            "records_per_s_median": round(med),
             "records_per_s_min": round(min(rates)), "records_per_s_max": round(max(rates)),
             "records_per_s_after_first_batch": round(statistics.median(
                 [r["records_per_s_after_first"] for r in runs])),
-            "seconds": round(best["seconds"], 3),
+            "seconds": round(statistics.median(r["seconds"] for r in runs), 3),
             "ttfb_ms": round(statistics.median([max(r["ttfb_ms"]) for r in runs]), 1),
-            "ttfb_ms_workers": best["ttfb_ms"], "worker_rows": best["worker_rows"],
+            "ttfb_ms_workers": mid["ttfb_ms"], "worker_rows": mid["worker_rows"],
             "cpu_s_per_1m": round(sum(per.values()), 3),
             "cpu_s_per_1m_procs": {k: round(v, 3) for k, v in per.items()},
             "feeder_cpu_s_per_1m": round(sum(per[k] for k in feeders), 3) if feeders else None,
             "checksum_ok": all(r["checksum_ok"] for r in runs),
-            "loadavg_before": runs[0]["loadavg_before"], "loadavg_after": runs[-1]["loadavg_after"]}
+            "loadavg_before": runs[0]["loadavg_before"], "loadavg_after": runs[-1]["loadavg_after"],
+            **ratios}
 
 
 def spark_bound(sp, lim):
@@ -593,7 +707,7 @@ def spark_bound(sp, lim):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true",
-                    help="200k rows, 1 run per variant, tfos-style on 50k rows")
+                    help="200k rows, 3 rounds, tfos-style on 50k rows")
     ap.add_argument("--build", help="build tree with tools/tfq-feed and bench/bench_dist_limit "
                     "(default: the newest build*/ that has tfq-feed)")
     ap.add_argument("--data", default=os.path.join(ROOT, "bench", "data"),
@@ -602,7 +716,9 @@ def main():
                     help="prefix files, expected checksums and the processes' logs")
     ap.add_argument("--rows", type=int, help="rows of D5 used (default 1,000,000; --quick 200k)")
     ap.add_argument("--tfos-rows", type=int, help="rows for tfos-style (100k; --quick 50k)")
-    ap.add_argument("--repeat", type=int, help="runs per variant, the best kept (3; --quick 1)")
+    ap.add_argument("--repeat", type=int, help="interleaved rounds, each running every variant "
+                    "once (5; --quick 3); tfos-style in the first only")
+    ap.add_argument("--spark-repeat", type=int, help="runs of each Spark variant (3; --quick 1)")
     ap.add_argument("--batch", type=int, default=1024, help="B, rows per training step")
     ap.add_argument("--only", help="variants, comma-separated (default: all but the Spark ones; "
                     "with --spark all)")
@@ -619,7 +735,8 @@ def main():
     a = ap.parse_args()
     a.rows = a.rows or (200000 if a.quick else 1000000)
     a.tfos_rows = min(a.tfos_rows or (50000 if a.quick else 100000), a.rows)
-    a.repeat = a.repeat or (1 if a.quick else 3)
+    a.repeat = a.repeat or (3 if a.quick else 5)
+    a.spark_repeat = a.spark_repeat or (1 if a.quick else 3)
     if a.only is None:
         a.only = ",".join(VARIANTS + (SPARK_VARIANTS if a.spark else []))
     only = [v for v in a.only.split(",") if v]
@@ -658,9 +775,10 @@ def main():
 
     la0 = loadavg()
     print("bench_dist: W6 distributed feeding, loopback cluster ps:0 + worker:0 + worker:1, "
-          "%d CPUs, D5 %d rows in %d files (tfos-style %d), B=%d, best of %d; load average "
-          "%.2f %.2f %.2f" % (os.cpu_count(), exps["main"]["rows"], len(files),
-                              exps["tfos"]["rows"], a.batch, a.repeat, *la0), flush=True)
+          "%d CPUs, D5 %d rows in %d files (tfos-style %d), B=%d, medians of %d interleaved "
+          "rounds; load average %.2f %.2f %.2f" % (
+              os.cpu_count(), exps["main"]["rows"], len(files), exps["tfos"]["rows"], a.batch,
+              a.repeat, *la0), flush=True)
     print("ENV " + json.dumps({"bench": "dist", "rows": exps["main"]["rows"],
                                "tfos_rows": exps["tfos"]["rows"], "batch": a.batch,
                                "repeat": a.repeat, "cpus": os.cpu_count(), "loadavg": la0,
@@ -668,51 +786,72 @@ def main():
                                "quick": bool(a.quick)}), flush=True)
     summary, errors, mismatch = [], {}, False
     try:
+        # tfq-bc first in each round: every ratio is tfq-bc's run over the peer's of its round.
+        impls = [i for v in sorted(only, key=lambda v: v != "tfq-bc") if v not in SPARK_VARIANTS
+                 for i in {"tfdata": ["tfdata-csv", "tfdata-textline"]}.get(v, [v])]
+        res = {}
+        if impls:
+            print("[rounds: %s] load %.2f" % (", ".join(impls), loadavg()[0]), flush=True)
+            runs, errs = run_rounds(a, impls, files, tfos_files, exps, logdir)
+            res = {i: {"impl": i, "error": errs[i]} if i in errs else {"impl": i, "runs": runs[i]}
+                   for i in impls}
+        tfq_runs = res.get("tfq-bc", {}).get("runs")
         for v in only:
-            print("[%s] load %.2f" % (v, loadavg()[0]), flush=True)
-            res = run_variant(a, v, files, tfos_files, exps, logdir)
-            for impl, r in res.items():
-                if "error" in r:
-                    errors[impl] = r["error"]
-                    continue
-                s = summarize(impl, r["runs"], a.batch)
-                if not s["checksum_ok"]:
-                    mismatch = True
-                    bad_run = next(x for x in r["runs"] if not x["checksum_ok"])
-                    print("  CHECKSUM MISMATCH %s: got %s, expected %s" % (
-                        impl, bad_run["got"], bad_run["expected"]), flush=True)
-                if r["runs"][0]["stats"]:
-                    print("    " + "\n    ".join(r["runs"][0]["stats"][:8]))
-                if r["runs"][0].get("spark"):  # the Spark variants: start-up, the best job
-                    sd = max(r["runs"], key=lambda x: x["records_per_s"])["spark"]
-                    s.update(spark_startup_s=sd["startup_s"], spark_job_s=sd["job_s"],
-                             spark_whole_job_s=round(sd["startup_s"] + sd["job_s"], 3),
-                             spark_partitions=sd["partitions"])
-                    sinks = [x["spark"]["sink_cpu_s"] / x["rows"] * 1e6 for x in r["runs"]
-                             if "sink_cpu_s" in x["spark"]]
-                    if sinks:  # spark-pipe: Spark's row path alone (dist_spark.py's sink job)
-                        s["spark_row_path_cpu_s_per_1m"] = round(min(sinks), 3)
-                summary.append(s)
-                print("ROW " + json.dumps(s), flush=True)
+            if v in SPARK_VARIANTS:
+                print("[%s] load %.2f" % (v, loadavg()[0]), flush=True)
+                res.update(run_variant(a, v, files, tfos_files, exps, logdir))
+        for impl, r in res.items():
+            if "error" in r:
+                errors[impl] = r["error"]
+                continue
+            s = summarize(impl, r["runs"], a.batch,
+                          tfq_runs if impl not in SPARK_VARIANTS else None)
+            if not s["checksum_ok"]:
+                mismatch = True
+                bad_run = next(x for x in r["runs"] if not x["checksum_ok"])
+                print("  CHECKSUM MISMATCH %s: got %s, expected %s" % (
+                    impl, bad_run["got"], bad_run["expected"]), flush=True)
+            if r["runs"][0]["stats"]:
+                print("    " + "\n    ".join(r["runs"][0]["stats"][:8]))
+            if r["runs"][0].get("spark"):  # the Spark variants: start-up, the best job
+                sd = max(r["runs"], key=lambda x: x["records_per_s"])["spark"]
+                s.update(spark_startup_s=sd["startup_s"], spark_job_s=sd["job_s"],
+                         spark_whole_job_s=round(sd["startup_s"] + sd["job_s"], 3),
+                         spark_partitions=sd["partitions"])
+                sinks = [x["spark"]["sink_cpu_s"] / x["rows"] * 1e6 for x in r["runs"]
+                         if "sink_cpu_s" in x["spark"]]
+                if sinks:  # spark-pipe: Spark's row path alone (dist_spark.py's sink job)
+                    s["spark_row_path_cpu_s_per_1m"] = round(min(sinks), 3)
+            summary.append(s)
+            print("ROW " + json.dumps(s), flush=True)
     finally:
         kill_all()
     la1 = loadavg()
 
     # ---- the table and the targets ----
     print()
-    print("%-16s %-5s %10s %10s %17s %10s %9s | %6s %7s %7s %7s %7s  %s" % (
-        "variant", "role", "records/s", "median", "spread (min-max)", "after 1st", "1st batch",
-        "ps", "worker0", "worker1", "feeders", "total", "<- CPU-s per 1M records; rows"))
+    print("Medians of %d interleaved rounds (tfq-bc first in each; tfos-style in the first only)"
+          "; tfq-bc / this: the median of the rounds' ratios, each from one round's two runs, "
+          "with their range and number" % a.repeat)
+    print("%-16s %-5s %10s %10s %17s %10s %9s | %6s %7s %7s %7s %7s | %7s | %s" % (
+        "variant", "role", "records/s", "best", "spread (min-max)", "after 1st", "1st batch",
+        "ps", "worker0", "worker1", "feeders", "total", "rows", "tfq-bc / this records/s"))
+    print("%-16s %-5s %10s %10s %17s %10s %9s | %6s %-38s|" % (
+        "", "", "(median)", "", "", "", "", "", "<- CPU-s per 1M records"))
     for s in summary:
         p = s["cpu_s_per_1m_procs"]
         print("%-16s %-5s %10.0f %10.0f %8.0f-%-8.0f %10.0f %7.0fms | %6.2f %7.2f %7.2f %7s %7.2f"
-              "  %d%s" % (
-            s["impl"], s["role"], s["records_per_s"], s["records_per_s_median"],
-            s["records_per_s_min"], s["records_per_s_max"],
-            s["records_per_s_after_first_batch"], s["ttfb_ms"], p.get("ps", 0),
-            p.get("worker0", 0), p.get("worker1", 0),
-            "%.2f" % s["feeder_cpu_s_per_1m"] if s["feeder_cpu_s_per_1m"] is not None else "-",
-            s["cpu_s_per_1m"], s["rows"], "" if s["checksum_ok"] else " CHECKSUM MISMATCH"))
+              " | %7d | %s%s" % (
+                  s["impl"], s["role"], s["records_per_s"], s["records_per_s_best"],
+                  s["records_per_s_min"], s["records_per_s_max"],
+                  s["records_per_s_after_first_batch"], s["ttfb_ms"], p.get("ps", 0),
+                  p.get("worker0", 0), p.get("worker1", 0),
+                  "%.2f" % s["feeder_cpu_s_per_1m"] if s["feeder_cpu_s_per_1m"] is not None
+                  else "-", s["cpu_s_per_1m"], s["rows"],
+                  "%.2fx (%.2f-%.2f, %d round%s)" % (
+                      s["tfq_ratio"], s["tfq_ratio_min"], s["tfq_ratio_max"], s["rounds"],
+                      "s" if s["rounds"] > 1 else "") if "tfq_ratio" in s else "",
+                  "" if s["checksum_ok"] else " CHECKSUM MISMATCH"))
     for impl, e in errors.items():
         print("%-16s n/a (%s)" % (impl, e[:200]))
     print("load average before %.2f %.2f %.2f, after %.2f %.2f %.2f (2 vCPUs shared: above ~2 "
@@ -724,29 +863,40 @@ def main():
     best_in = max(ing, key=lambda s: s["records_per_s"]) if ing else None
     low_cpu = min(ing, key=lambda s: s["cpu_s_per_1m"]) if ing else None
 
-    def target(what, num, den, key, bound, at_least=True, note=""):
-        if not num or not den or not den.get(key) or num.get(key) is None:
+    # Each tfq-bc target is the median of the per-round ratios (the peer's row: tfq_ratio,
+    # tfq_cpu_ratio, tfq_feeder_cpu_ratio); the others (Spark) the ratio of the medians.
+    def target(what, num, den, key, bound, at_least=True, note="", rkey=None):
+        if den and rkey and rkey in den:
+            v = den[rkey]
+            note = " (median of %d interleaved rounds, range %.2f-%.2f%s)" % (
+                den["rounds"], den[rkey + "_min"], den[rkey + "_max"], note) \
+                if den["rounds"] > 1 else " (1 round%s)" % note
+        elif not num or not den or not den.get(key) or num.get(key) is None:
             print("TARGET W6 %s: n/a (variant missing)" % what)
             return
-        v = num[key] / den[key]
+        else:
+            v = num[key] / den[key]
         met = v >= bound if at_least else v <= bound
         print("TARGET W6 %s %s %gx: %.2fx%s %s" % (what, ">=" if at_least else "<=", bound, v,
                                                    note, "met" if met else "missed"))
     lim = by.get("limit")
 
-    def ceiling(key, peer):  # what the limit variant itself reaches against that peer
-        if lim and peer and peer.get(key) and lim.get(key):
-            return " (the limit variant: %.2fx)" % (lim[key] / peer[key])
-        return ""
+    def ceiling(f, peer):  # what the limit variant itself reaches against that peer, per round
+        lr, pr = res.get("limit", {}).get("runs"), peer and res.get(peer["impl"], {}).get("runs")
+        q = round_ratios(lr, pr, f) if lr and pr else None
+        return "; the limit variant: %.2fx" % q[0] if q else ""
     target("tfq-bc / best in-graph peer (%s) records/s" % (best_in["impl"] if best_in else "-"),
-           bc, best_in, "records_per_s", 10, note=ceiling("records_per_s", best_in))
+           bc, best_in, "records_per_s", 10, rkey="tfq_ratio",
+           note=ceiling(lambda r: r["records_per_s"], best_in))
     target("tfq-bc / leanest in-graph peer (%s) CPU-s per 1M records, all processes" % (
         low_cpu["impl"] if low_cpu else "-"), bc, low_cpu, "cpu_s_per_1m", 0.2, at_least=False,
-        note=ceiling("cpu_s_per_1m", low_cpu))
-    target("tfq-bc / tfq-a records/s (B=%d)" % a.batch, bc, by.get("tfq-a"), "records_per_s", 3)
-    target("tfq-bc / limit records/s", bc, by.get("limit"), "records_per_s", 0.5)
+        rkey="tfq_cpu_ratio", note=ceiling(run_cpu, low_cpu))
+    target("tfq-bc / tfq-a records/s (B=%d)" % a.batch, bc, by.get("tfq-a"), "records_per_s", 3,
+           rkey="tfq_ratio")
+    target("tfq-bc / limit records/s", bc, by.get("limit"), "records_per_s", 0.5,
+           rkey="tfq_ratio")
     target("tfq-bc / tfos-style records/s", bc, by.get("tfos-style"), "records_per_s", 100,
-           note=" (tfos-style on %d rows)" % exps["tfos"]["rows"])
+           rkey="tfq_ratio", note="; tfos-style on %d rows" % exps["tfos"]["rows"])
     if spark_asked:
         sp, tfos = by.get("spark-pipe"), by.get("tfos-spark")
         note = " (tfos-spark on %d rows)" % exps["tfos"]["rows"]
@@ -763,7 +913,8 @@ def main():
                                                        tfos["records_per_s"])
         target("spark-pipe / tfos-spark records/s", sp, tfos, "records_per_s", 50, note=note)
     target("tfq-feed CPU per record / py-feeder's (tfq-bc topology; feeder processes only)", bc,
-           by.get("py-feeder"), "feeder_cpu_s_per_1m", 0.5, at_least=False)
+           by.get("py-feeder"), "feeder_cpu_s_per_1m", 0.5, at_least=False,
+           rkey="tfq_feeder_cpu_ratio")
     if mismatch:
         print("bench_dist: CHECKSUM MISMATCH (see above)")
         return 1

@@ -2,10 +2,12 @@
 """Peers of bench/bench_decode_mt.c on the generated datasets (bench/gen_data.c): typed CSV decode
 of FILE (or every file of a directory, D5) with the column types of SCHEMA (f float32, i int32,
 s string; empty fields take 0 / ""), the same checksum as tfq (sum of floats, sum of ints, count
-of non-empty strings).  Median of --runs runs after a warm-up; prints a readable line and a
-`ROW {json}` line per peer (bench/report.py reads them).
+of non-empty strings).  Median of --runs runs after a warm-up (none with --no-warmup); prints a
+readable line and a `ROW {json}` line per peer (bench/report.py reads them; it runs this once per
+interleaved round with --runs 1).
 
-  .venv/bin/python bench/peers_datasets.py [--runs N] [--threads T] [--peers a,b] FILE|DIR SCHEMA LABEL
+  .venv/bin/python bench/peers_datasets.py [--runs N] [--no-warmup] [--threads T] [--peers a,b]
+                                           FILE|DIR SCHEMA LABEL
 
 Peers (T = --threads, default 1): pandas-c (read_csv, C engine; T = 1 only), pyarrow-Tt
 (pyarrow.csv, use_threads = T > 1; Arrow's pool then uses every core), duckdb-Tt (read_csv with
@@ -144,6 +146,7 @@ def tfdata_peer(paths, schema, threads):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--no-warmup", action="store_true")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--peers", default="pandas-c,pyarrow,duckdb")
     ap.add_argument("path")
@@ -160,7 +163,7 @@ def main():
         name = peer if peer == "pandas-c" else "%s-%dt" % (peer, a.threads)
         try:
             fn = mk(paths, a.schema, a.threads)
-            if a.runs > 1:
+            if not a.no_warmup:
                 fn()  # warm-up (the files are in the page cache already: tfq read them first)
             walls, cpus = [], []
             for _ in range(a.runs):

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Peers of bench/bench_decode.c on the same files, one thread each, median of 5 runs (1 for TF; best wall
-time and median process CPU time printed too):
+"""Peers of bench/bench_decode.c on the same files, one thread each, median of 5 runs after a
+warm-up (TF: 1 run, no warm-up; best wall time and median process CPU time printed too):
 pandas read_csv (C engine, explicit dtypes), pyarrow.csv (use_threads=False), DuckDB read_csv with
 threads=1 (typed columns, summed in SQL), TensorFlow's
 decode_csv on batches of 1,024 lines (tf.compat.v1 kernel, eager), and tf.data CsvDataset.
 Usage: .venv/bin/python bench/peers_decode.py D1.csv D4.csv   (missing peers print n/a).
-Environment: TFQ_BENCH_PEER_RUNS caps the runs per peer, TFQ_BENCH_PEER_SKIP=name,D4:name,... skips
-peers (on every data set, or on one).
+Environment: TFQ_BENCH_PEER_RUNS caps the runs per peer (the warm-up stays: bench/report.py runs
+this once per interleaved round with a cap of 1), TFQ_BENCH_PEER_SKIP=name,D4:name,... skips peers
+(on every data set, or on one).
 Each figure is also printed as a `ROW {json}` line (bench/report.py reads them)."""
 import os
 import statistics
@@ -158,12 +159,13 @@ def main():
                                ("duckdb-1t", duckdb_peer, 5),
                                ("tf-decode_csv", tf_decode_peer, 1),
                                ("tf-CsvDataset", csvdataset_peer, 1)):
+            warm = runs > 1  # the TF peers (10-30 s a run): no warm-up
             runs = min(runs, int(os.environ.get("TFQ_BENCH_PEER_RUNS", "5")))
             if name in skip or "%s:%s" % (ds, name) in skip:
                 continue
             try:
                 fn = mk(path, ds)
-                fn() if runs > 1 else None  # warm-up
+                fn() if warm else None  # warm-up
                 med, best_, cpu, out = measure(fn, runs)
                 report(ds, name, size, out[3], (med, best_, cpu), out[:3])
             except Exception as e:  # a missing peer prints n/a

@@ -14,19 +14,28 @@ Steps (each a program of bench/, its output kept in bench/out/logs/):
         and 10,000 in 1P1C/1P2C/2P1C; naive ring, cache-line ping-pong) and peers_queue.py --lat;
   W0    bench_readers (memchr line scan vs TextLineReader, gzip -dc vs GZIP reader, TFRecord);
   W1    bench_decode --peers (D1, D4: tfq, libcsv, ceiling, pandas, pyarrow, DuckDB, TF decode_csv,
-        CsvDataset), bench_decode_mt + peers_datasets.py on D2 and D3;
+        CsvDataset), bench_decode_mt + peers_datasets.py on D2 and D3; in interleaved rounds;
   W2    bench_decode_mt 1 and 2 threads on D1 and D5 + peers_datasets.py --threads 2 (pyarrow,
-        DuckDB, tf.data num_parallel_calls=2);
+        DuckDB, tf.data num_parallel_calls=2); in interleaved rounds;
   W4    bench_e2e --peers (TF1 shuffle_batch, tf.data), then bench_e2e --threads 1 and 4;
   W5    bench/bench_cli.sh on D1 (tfq-cat vs shuf, pandas, DuckDB, TF1);
   feed  bench/bench_feed.py (workload #8 of bench/README.md; only when bench_feed was built with the tensorflow feature);
   W6    bench/bench_dist.py (distributed feeding of a loopback ps + 2 workers: tfq-feed's
         topologies, the C limit feeder, the best Python feeder, TF1 in-graph, tf.data and
-        TensorFlowOnSpark-style feeding; only when tools/tfq-feed was built with the tensorflow
-        feature);
+        TensorFlowOnSpark-style feeding; interleaved rounds on one cluster; only when
+        tools/tfq-feed was built with the tensorflow feature);
   EX    bench/bench_example.py (issue #17: tf.train.Example parsing, batch and single path, against
         TF's parse_example on 1 thread; the TFRecord -> parse_example -> shuffle_batch pipeline
         against TF1's queue pipeline and tf.data; medians of interleaved runs).
+Interleaved rounds (issue #18): every W1 and W2 ratio of tfq to a peer, and W2's 1 -> 2 thread
+scaling, is the median of 5 rounds (--quick: 3), with their range: per round this script runs
+the programs once each with --runs 1 (a warm-up and one timed run per implementation; step logs
+NAME-r1.log, NAME-r2.log, ...), tfq first, then every peer, and computes the round's ratio from
+that round's runs (add_rounds); each figure is the median of its rounds.  The TF peers keep their
+earlier run counts, each run in its own round behind that round's tfq run: W1's TF decode_csv and
+CsvDataset in round 1, W2's tf.data in rounds 1-2 (--quick: 1).  W4 (bench_e2e), W6
+(bench_dist.py), the mixed set (bench_mixed.py) and EX (bench_example.py) interleave their own
+rounds; the targets say "median of N interleaved rounds, range a-b".
 Figures never fail the command: a step that fails is recorded (status, log) and its rows are
 missing ("n/a" in the table).  --only takes W0..W6, feed and EX, or the parts W3lat (bench_queue_lat
 and its peers only), W2tfdata (the tf.data 2-thread peer only) and W4threads (1 and 4 readers only).  The exit status is nonzero only when a benchmark's own correctness
@@ -159,6 +168,26 @@ class Run:
         print("[report] %-22s %.0f s, exit %s, load %.2f" % (name, dt, rc, loadavg()[0]),
               flush=True)
         return out
+
+    def rounds(self, name, n):
+        """The number of interleaved rounds of the step NAME (its logs NAME-r1.log, ...): n, or
+        with --from-logs as many as the earlier run left."""
+        if not self.from_logs:
+            return n
+        k = 0
+        while os.path.exists(os.path.join(self.logs, "%s-r%d.log" % (name, k + 1))):
+            k += 1
+        return k
+
+    def round_step(self, name, i, n, argv, **kw):
+        """Round i (0-based) of n of the step NAME, logged as NAME-r<i+1>.log; the last round
+        removes the logs of rounds beyond n (an earlier run's)."""
+        if i == n - 1 and not self.from_logs:
+            k = n + 1
+            while os.path.exists(os.path.join(self.logs, "%s-r%d.log" % (name, k))):
+                os.remove(os.path.join(self.logs, "%s-r%d.log" % (name, k)))
+                k += 1
+        return self.step("%s-r%d" % (name, i + 1), argv, **kw)
 
     def add(self, workload, impl, metric, value, unit, role, **extra):
         if value is None:
@@ -304,57 +333,121 @@ def w0_readers(run, build):
 DECODE_ROLES = {"tfq": "tfq", "ceiling": "reference", "libcsv-tok": "limit"}
 
 
-def add_decode(run, workload, r, ref):
-    role = DECODE_ROLES.get(r["impl"], "peer")
+ROUNDS, ROUNDS_QUICK = 5, 3  # interleaved rounds of W1 and W2 (issue #18)
+ROUND_KEYS = ("mb_per_s_min", "mb_per_s_max", "rounds", "tfq_ratio", "tfq_ratio_min",
+              "tfq_ratio_max", "tfq_ratio_cpu")
+
+
+def decode_ok(r, ref):
+    return (r["rows"] == ref["rows"] and r["isum"] == ref["isum"] and r["nstr"] == ref["nstr"]
+            and abs(r["fsum"] - ref["fsum"]) <= 1e-5 * max(1.0, abs(ref["fsum"])))
+
+
+def add_decode(run, workload, r, ref, role=None):
+    role = role or DECODE_ROLES.get(r["impl"], "peer")
     if r["impl"] == "libcsv-tok" and r["dataset"] == "D1":
         role = "info"
-    ok = None
+    ok = r.get("checksum_ok")
     if ref is not None and r["impl"] not in ("libcsv-tok",):
-        ok = (r["rows"] == ref["rows"] and r["isum"] == ref["isum"] and r["nstr"] == ref["nstr"]
-              and abs(r["fsum"] - ref["fsum"]) <= 1e-5 * max(1.0, abs(ref["fsum"])))
-        if not ok:
-            run.checks_failed.append("%s %s checksum differs from tfq" % (workload, r["impl"]))
+        ok = decode_ok(r, ref)
+    if ok is False:
+        msg = "%s %s checksum differs from tfq" % (workload, r["impl"])
+        if msg not in run.checks_failed:
+            run.checks_failed.append(msg)
     run.add(workload, r["impl"], "throughput", r["mb_per_s"], "MB/s", role,
             mb_per_s_cpu=r["mb_per_s_cpu"], mb_per_s_best=r["mb_per_s_best"],
             rows_per_s=r["rows_per_s"], checksum_ok=ok,
-            **{k: r[k] for k in ("rows", "fsum", "isum", "nstr") if k in r})
+            **{k: r[k] for k in ("rows", "fsum", "isum", "nstr") + ROUND_KEYS if k in r})
+    return run.rows[-1]
+
+
+def add_rounds(run, workload, per_round, roles=None):
+    """One row per implementation from the decode ROWs of interleaved rounds (per_round: one list
+    of ROWs per round, each round's tfq run first): MB/s and rows/s the medians of the rounds
+    (mb_per_s_min / _max their range, rounds their number), the CPU-time rate the median, and
+    for every other implementation tfq's ratio over it, computed per round from that round's two
+    runs: tfq_ratio (median), tfq_ratio_min / _max, tfq_ratio_cpu (the median by CPU time).  Each
+    round's checksums must equal that round's tfq ones, and tfq's the same in every round.
+    Returns {impl: row}."""
+    refs = [next((r for r in rs if r["impl"] == "tfq"), None) for rs in per_round]
+    first = next((t for t in refs if t), None)
+    if first and any(t and not decode_ok(t, first) for t in refs):
+        run.checks_failed.append("%s tfq checksum differs between rounds" % workload)
+    impls = []
+    for rs in per_round:
+        impls += [r["impl"] for r in rs if r["impl"] not in impls]
+    out = {}
+    for im in impls:
+        xs = [(refs[k], r) for k, rs in enumerate(per_round) for r in rs if r["impl"] == im]
+        ok = all(t is None or im == "libcsv-tok" or decode_ok(r, t) for t, r in xs)
+        med = statistics.median
+        a = dict(xs[0][1], checksum_ok=ok if first and im != "libcsv-tok" else None,
+                 rounds=len(xs),
+                 mb_per_s=med([r["mb_per_s"] for _, r in xs]),
+                 mb_per_s_min=min(r["mb_per_s"] for _, r in xs),
+                 mb_per_s_max=max(r["mb_per_s"] for _, r in xs),
+                 mb_per_s_cpu=med([r["mb_per_s_cpu"] for _, r in xs]),
+                 mb_per_s_best=max(r["mb_per_s_best"] for _, r in xs),
+                 rows_per_s=med([r["rows_per_s"] for _, r in xs]))
+        q = [t["mb_per_s"] / r["mb_per_s"] for t, r in xs if t and r["mb_per_s"]]
+        qc = [t["mb_per_s_cpu"] / r["mb_per_s_cpu"] for t, r in xs if t and r["mb_per_s_cpu"]]
+        if im != "tfq" and q:
+            a.update(tfq_ratio=med(q), tfq_ratio_min=min(q), tfq_ratio_max=max(q))
+            if qc:
+                a["tfq_ratio_cpu"] = med(qc)
+        out[im] = add_decode(run, workload, a, None, (roles or {}).get(im))
+    return out
 
 
 def w1_decode(run, build, data):
-    runs = "1" if run.quick else "5"
-    env = {"TFQ_BENCH_PEER_RUNS": "1" if run.quick else "5"}
-    if run.quick:  # the TF peers take ~10 s and ~20 s per data set at 4-10 MB/s: D1 only
-        env["TFQ_BENCH_PEER_SKIP"] = "D4:tf-decode_csv,D4:tf-CsvDataset"
-    out = run.step("W1-decode-D1-D4", [os.path.join(build, "bench", "bench_decode"), "--runs", runs,
-                                       "--peers", PY, data], env=env)
-    rows = [r for r in json_rows(out) if r.get("bench") == "decode"]
+    """W1, interleaved rounds (ROUNDS, --quick ROUNDS_QUICK; issue #18): per round bench_decode
+    --runs 1 (a warm-up and one run each: tfq, libcsv+strtod, libcsv-tok, ceiling, on D1 then D4;
+    from round 2 on --reuse: the files of round 1, not generated again) and its --peers
+    (peers_decode.py: pandas, pyarrow, DuckDB, each after a warm-up); then D2 and D3, per round
+    bench_decode_mt --runs 1 and peers_datasets.py --runs 1.  The TF peers (tf-decode_csv,
+    tf-CsvDataset: 10-30 s a run, 20-50x slower than tfq) run in the first round only (--quick:
+    on D1 only), as before their single run."""
+    name = "W1-decode-D1-D4"
+    n = run.rounds(name, ROUNDS_QUICK if run.quick else ROUNDS)
+    per = []
+    for i in range(n):
+        env = {"TFQ_BENCH_PEER_RUNS": "1"}
+        if i:
+            env["TFQ_BENCH_PEER_SKIP"] = "tf-decode_csv,tf-CsvDataset"
+        elif run.quick:  # the TF peers take ~10 s and ~20 s per data set at 4-10 MB/s: D1 only
+            env["TFQ_BENCH_PEER_SKIP"] = "D4:tf-decode_csv,D4:tf-CsvDataset"
+        out = run.round_step(name, i, n, [os.path.join(build, "bench", "bench_decode"), "--runs",
+                                          "1"] + (["--reuse"] if i else []) + ["--peers", PY,
+                                                                               data], env=env)
+        per.append([r for r in json_rows(out) if r.get("bench") == "decode"])
     for ds in ("D1", "D4"):
-        ref = next((r for r in rows if r["dataset"] == ds and r["impl"] == "tfq"), None)
-        for r in rows:
-            if r["dataset"] == ds:
-                add_decode(run, "W1 decode 1 thread %s" % ds, r, ref)
+        got = add_rounds(run, "W1 decode 1 thread %s" % ds,
+                         [[r for r in rs if r["dataset"] == ds] for rs in per])
         if ds == "D1":
-            c = next((r for r in rows if r["dataset"] == "D1" and r["impl"] == "ceiling"), None)
+            c = got.get("ceiling")
             if c:
                 run.add("W0 limits", "split + fast number parse (D1; a peer, not a bound)",
-                        "throughput", c["mb_per_s"], "MB/s", "info",
+                        "throughput", c["value"], "MB/s", "info",
                         mb_per_s_cpu=c["mb_per_s_cpu"])
         else:
-            c = next((r for r in rows if r["dataset"] == "D4" and r["impl"] == "libcsv-tok"), None)
+            c = got.get("libcsv-tok")
             if c:
-                run.add("W0 limits", "libcsv tokenize only (D4)", "throughput", c["mb_per_s"],
+                run.add("W0 limits", "libcsv tokenize only (D4)", "throughput", c["value"],
                         "MB/s", "limit", mb_per_s_cpu=c["mb_per_s_cpu"])
     for ds, schema in (("D2", D2_SCHEMA), ("D3", D3_SCHEMA)):
         path = os.path.join(data, ds + ".csv")
-        out = run.step("W1-decode-" + ds, [os.path.join(build, "bench", "bench_decode_mt"),
-                                           "--runs", runs, path, schema, ds])
-        tq = [r for r in json_rows(out) if r.get("bench") == "decode_mt"]
-        out = run.step("W1-decode-%s-peers" % ds,
-                       [PY, os.path.join(ROOT, "bench", "peers_datasets.py"), "--runs",
-                        "1" if run.quick else "3", path, schema, ds])
-        ref = tq[0] if tq else None
-        for r in tq + json_rows(out):
-            add_decode(run, "W1 decode 1 thread %s" % ds, r, ref)
+        name = "W1-decode-" + ds
+        n = run.rounds(name, ROUNDS_QUICK if run.quick else ROUNDS)
+        per = []
+        for i in range(n):
+            out = run.round_step(name, i, n, [os.path.join(build, "bench", "bench_decode_mt"),
+                                              "--runs", "1", path, schema, ds])
+            rs = [r for r in json_rows(out) if r.get("bench") == "decode_mt"]
+            out = run.round_step(name + "-peers", i, n,
+                                 [PY, os.path.join(ROOT, "bench", "peers_datasets.py"), "--runs",
+                                  "1", path, schema, ds])
+            per.append(rs + json_rows(out))
+        add_rounds(run, "W1 decode 1 thread %s" % ds, per)
 
 
 def wm_mixed(run, build, data):
@@ -378,42 +471,54 @@ def wm_mixed(run, build, data):
         run.checks_failed.append("mixed-set check failed (see the WM-mixed log)")
 
 
-def w2_tfdata(run, data):
-    """tf.data with num_parallel_calls=2 (W2), a peer of the W2 tables; its
-    checksum must equal tfq's 2-thread one (checked when the tfq rows are there)."""
-    for ds, path in (("D1", os.path.join(data, "D1.csv")), ("D5", os.path.join(data, "D5"))):
-        out = run.step("W2-decode-%s-tfdata" % ds,
-                       [PY, os.path.join(ROOT, "bench", "peers_datasets.py"), "--runs",
-                        "1" if run.quick else "2", "--threads", "2", "--peers", "tfdata",
-                        path, D1_SCHEMA, ds])
+def w2_decode(run, build, data, main=True):
+    """W2, interleaved rounds (ROUNDS, --quick ROUNDS_QUICK; issue #18), per round and data set
+    (D1, then D5): bench_decode_mt --runs 1 --threads 1,2 (tfq 1 thread, then 2 threads: the
+    round's scaling), peers_datasets.py --runs 1 --threads 2 (pyarrow, DuckDB, each after a
+    warm-up), then in the first 2 rounds (--quick: the first) tf.data with num_parallel_calls=2
+    (--no-warmup: ~5-10 s a run).  main=False (--only W2tfdata): only the tf.data rounds, each
+    behind its tfq run.  The peers' checksums must equal tfq's 2-thread ones of their round."""
+    tf_n = 1 if run.quick else 2
+    n = run.rounds("W2-decode-D1", (ROUNDS_QUICK if run.quick else ROUNDS) if main else tf_n)
+    sets = (("D1", os.path.join(data, "D1.csv")), ("D5", os.path.join(data, "D5")))
+    per = {ds: [] for ds, _ in sets}
+    scaling = {ds: [] for ds, _ in sets}
+    for i in range(n):
+        for ds, path in sets:
+            out = run.round_step("W2-decode-" + ds, i, n,
+                                 [os.path.join(build, "bench", "bench_decode_mt"), "--runs", "1",
+                                  "--threads", "1,2", path, D1_SCHEMA, ds])
+            tq = {r["threads"]: r for r in json_rows(out) if r.get("bench") == "decode_mt"}
+            rs = []
+            if 2 in tq:
+                rs.append(dict(tq[2], impl="tfq"))
+            if 1 in tq:
+                rs.append(dict(tq[1], impl="tfq 1 thread"))
+            if 1 in tq and 2 in tq:
+                scaling[ds].append((tq[2]["mb_per_s"] / tq[1]["mb_per_s"],
+                                    tq[2]["mb_per_s_cpu"] / tq[1]["mb_per_s_cpu"]))
+            if main:
+                out = run.round_step("W2-decode-%s-peers" % ds, i, n,
+                                     [PY, os.path.join(ROOT, "bench", "peers_datasets.py"),
+                                      "--runs", "1", "--threads", "2", "--peers",
+                                      "pyarrow,duckdb", path, D1_SCHEMA, ds])
+                rs += json_rows(out)
+            if i < tf_n:
+                out = run.round_step("W2-decode-%s-tfdata" % ds, i, min(n, tf_n),
+                                     [PY, os.path.join(ROOT, "bench", "peers_datasets.py"),
+                                      "--runs", "1", "--no-warmup", "--threads", "2", "--peers",
+                                      "tfdata", path, D1_SCHEMA, ds])
+                rs += json_rows(out)
+            per[ds].append(rs)
+    for ds, _ in sets:
         w = "W2 decode 2 threads %s%s" % (ds, " (16 files)" if ds == "D5" else "")
-        ref = find(run.rows, w, "tfq")
-        for r in json_rows(out):
-            add_decode(run, w, r, ref if ref and "fsum" in ref else None)
-
-
-def w2_decode(run, build, data):
-    runs = "1" if run.quick else "5"
-    for ds, path in (("D1", os.path.join(data, "D1.csv")), ("D5", os.path.join(data, "D5"))):
-        out = run.step("W2-decode-" + ds, [os.path.join(build, "bench", "bench_decode_mt"),
-                                           "--runs", runs, "--threads", "1,2", path, D1_SCHEMA, ds])
-        tq = {r["threads"]: r for r in json_rows(out) if r.get("bench") == "decode_mt"}
-        out = run.step("W2-decode-%s-peers" % ds,
-                       [PY, os.path.join(ROOT, "bench", "peers_datasets.py"), "--runs",
-                        "1" if run.quick else "3", "--threads", "2", "--peers", "pyarrow,duckdb",
-                        path, D1_SCHEMA, ds])
-        w = "W2 decode 2 threads %s%s" % (ds, " (16 files)" if ds == "D5" else "")
-        ref = tq.get(2)
-        if ref:
-            add_decode(run, w, dict(ref, impl="tfq"), ref)
-        if 1 in tq:
-            add_decode(run, w, dict(tq[1], impl="tfq 1 thread"), ref)
-            run.rows[-1]["role"] = "info"
-        for r in json_rows(out):
-            add_decode(run, w, r, ref)
-        if 1 in tq and 2 in tq:
-            run.add(w, "tfq scaling 2t/1t", "scaling", tq[2]["mb_per_s"] / tq[1]["mb_per_s"], "x",
-                    "info", scaling_cpu=tq[2]["mb_per_s_cpu"] / tq[1]["mb_per_s_cpu"])
+        add_rounds(run, w, per[ds], roles={"tfq 1 thread": "info"})
+        sc = scaling[ds]
+        if sc:
+            v = [x for x, _ in sc]
+            run.add(w, "tfq scaling 2t/1t", "scaling", statistics.median(v), "x", "info",
+                    scaling_min=min(v), scaling_max=max(v), rounds=len(sc),
+                    scaling_cpu=statistics.median([c for _, c in sc]))
 
 
 def w4_e2e(run, build, data):
@@ -523,11 +628,16 @@ def w6_dist(run, build, data):
         if r.get("checksum_ok") is False:
             run.checks_failed.append("W6 %s: the workers' checksum differs from the data's" %
                                      r["impl"])
+        # records/s: the median of bench_dist's interleaved rounds; tfq_*ratio*: tfq-bc's over
+        # this variant, the median of the rounds' ratios (_min, _max; rounds their number).
         run.add(W6, r["impl"], "records/s", r["records_per_s"], "records/s", r["role"],
                 **{k: r[k] for k in ("rows", "runs", "batch", "records_per_s_median",
-                                     "records_per_s_min", "records_per_s_max", "ttfb_ms",
-                                     "cpu_s_per_1m", "cpu_s_per_1m_procs", "feeder_cpu_s_per_1m",
-                                     "checksum_ok", "loadavg_before", "loadavg_after") if k in r})
+                                     "records_per_s_best", "records_per_s_min",
+                                     "records_per_s_max", "ttfb_ms", "cpu_s_per_1m",
+                                     "cpu_s_per_1m_procs", "feeder_cpu_s_per_1m", "checksum_ok",
+                                     "loadavg_before", "loadavg_after", "rounds") +
+                   tuple(k + x for k in ("tfq_ratio", "tfq_cpu_ratio", "tfq_feeder_cpu_ratio")
+                         for x in ("", "_min", "_max")) if k in r})
     if "CHECKSUM MISMATCH" in out and not any(c.startswith("W6") for c in run.checks_failed):
         run.checks_failed.append("W6 checksum mismatch")
 
@@ -607,9 +717,30 @@ def find(rows, workload, impl=None, config=None):
 
 def cpu_note(a, b):
     """The same ratio by process CPU time (steadier than wall time on a loaded machine)."""
+    if b and "tfq_ratio_cpu" in b:
+        return "by CPU time %.2f" % b["tfq_ratio_cpu"]
     if a and b and a.get("mb_per_s_cpu") and b.get("mb_per_s_cpu"):
         return "by CPU time %.2f" % (a["mb_per_s_cpu"] / b["mb_per_s_cpu"])
     return ""
+
+
+def fmt_x(v):
+    """A ratio with 3 significant digits or 2 decimals, whichever is shorter."""
+    return "%.2f" % v if abs(v) < 10 else "%.1f" % v if abs(v) < 100 else "%.0f" % v
+
+
+def round_ratio(t, peer, cpu=False):
+    """tfq over peer: when the peer's row carries it (W1, W2: report.py's rounds; W4:
+    bench_e2e's), the median of the ratios of interleaved rounds, each from one round's tfq and
+    peer runs, with a note giving their number and range; else the ratio of the two rows."""
+    if peer and "tfq_ratio" in peer:
+        note = "median of %d interleaved rounds, range %s-%s" % (
+            peer["rounds"], fmt_x(peer["tfq_ratio_min"]), fmt_x(peer["tfq_ratio_max"])) \
+            if peer["rounds"] > 1 else "1 round"
+        if cpu and cpu_note(t, peer):
+            note += "; " + cpu_note(t, peer)
+        return peer["tfq_ratio"], note
+    return ratio(t, peer), cpu_note(t, peer) if cpu else ""
 
 
 def targets(rows):
@@ -655,39 +786,42 @@ def targets(rows):
     add("#4", "TextLineReader GZIP / gzip -dc", ratio(gz, gd), 0.8)
     d1 = rows_of(rows, "W1 decode 1 thread D1")
     d1t = find(rows, "W1 decode 1 thread D1", "tfq")
+    # W1, W2, W4: each ratio the median of interleaved rounds (issue #18; round_ratio), the best
+    # peer the one of the highest median rate.
     bp = best(d1, "peer")
-    add("#5", "W1 D1 tfq / best peer (%s)" % (bp["impl"] if bp else "n/a"), ratio(d1t, bp), 1.3,
-        note=cpu_note(d1t, bp))
+    v, n = round_ratio(d1t, bp, cpu=True)
+    add("#5", "W1 D1 tfq / best peer (%s)" % (bp["impl"] if bp else "n/a"), v, 1.3, note=n)
     ce = find(rows, "W1 decode 1 thread D1", "ceiling")
-    add("#5", "W1 D1 tfq / split + fast-parse reference (a peer, not a bound)", ratio(d1t, ce), 0.6,
-        note=cpu_note(d1t, ce))
+    v, n = round_ratio(d1t, ce, cpu=True)
+    add("#5", "W1 D1 tfq / split + fast-parse reference (a peer, not a bound)", v, 0.6, note=n)
     d4t = find(rows, "W1 decode 1 thread D4", "tfq")
     lt = find(rows, "W1 decode 1 thread D4", "libcsv-tok")
-    add("#5", "W1 D4 tfq / libcsv tokenize-only", ratio(d4t, lt), 0.9, note=cpu_note(d4t, lt))
+    v, n = round_ratio(d4t, lt, cpu=True)
+    add("#5", "W1 D4 tfq / libcsv tokenize-only", v, 0.9, note=n)
     bp4 = best(rows_of(rows, "W1 decode 1 thread D4"), "peer")
-    add("perf 7.4", "W1 D4 tfq / best peer (%s)" % (bp4["impl"] if bp4 else "n/a"),
-        ratio(d4t, bp4), 1.3, note=cpu_note(d4t, bp4))
+    v, n = round_ratio(d4t, bp4, cpu=True)
+    add("perf 7.4", "W1 D4 tfq / best peer (%s)" % (bp4["impl"] if bp4 else "n/a"), v, 1.3,
+        note=n)
     w2 = rows_of(rows, "W2 decode 2 threads D1")
     t2, dd = find(rows, "W2 decode 2 threads D1", "tfq"), find(rows, "W2 decode 2 threads D1",
                                                                "duckdb-2t")
-    add("perf 7.4", "W2 D1 tfq 2 threads / DuckDB 2 threads", ratio(t2, dd), 1.2,
-        note=cpu_note(t2, dd))
+    v, n = round_ratio(t2, dd, cpu=True)
+    add("perf 7.4", "W2 D1 tfq 2 threads / DuckDB 2 threads", v, 1.2, note=n)
     sc = next((r for r in w2 if r["metric"] == "scaling"), None)
-    add("perf 7.4", "W2 D1 tfq scaling 1 -> 2 threads", sc["value"] if sc else None, 1.7,
-        note="bytes per CPU-second 2t/1t %.2f" % sc["scaling_cpu"] if sc else "")
+    n = ""
+    if sc:
+        n = "bytes per CPU-second 2t/1t %.2f" % sc["scaling_cpu"]
+        if "rounds" in sc:
+            n = "median of %d interleaved rounds (tfq 1 thread, then 2 threads), range " \
+                "%s-%s; %s" % (sc["rounds"], fmt_x(sc["scaling_min"]),
+                               fmt_x(sc["scaling_max"]), n)
+    add("perf 7.4", "W2 D1 tfq scaling 1 -> 2 threads", sc["value"] if sc else None, 1.7, note=n)
     w4 = rows_of(rows, "W4 end-to-end 2 readers")
     e2e = find(rows, "W4 end-to-end 2 readers", "tfq (prefix file)")
-    def w4_ratio(peer):
-        """tfq over the peer: the median of bench_e2e's interleaved rounds, with their range."""
-        if peer and "tfq_ratio" in peer:
-            return peer["tfq_ratio"], "median of %d interleaved rounds, range %.1f-%.1f" % (
-                peer["rounds"], peer["tfq_ratio_min"], peer["tfq_ratio_max"])
-        return ratio(e2e, peer), ""
-
-    v, n = w4_ratio(find(rows, "W4 end-to-end 2 readers", "tf1-shuffle_batch"))
+    v, n = round_ratio(e2e, find(rows, "W4 end-to-end 2 readers", "tf1-shuffle_batch"))
     add("#6", "W4 tfq / TF1 shuffle_batch", v, 20.0, note=n)
     tfd = best([r for r in w4 if r["impl"].startswith("tfdata")], "peer")
-    v, n = w4_ratio(tfd)
+    v, n = round_ratio(e2e, tfd)
     add("#6", "W4 tfq / best tf.data (%s)" % (tfd["impl"] if tfd else "n/a"), v, 5.0, note=n)
     full = find(rows, "W4 end-to-end 2 readers", "tfq (full file)")
     add("perf 7.4", "W4 tfq examples/s (full file) / W1 tfq D1 rows/s",
@@ -713,21 +847,36 @@ def targets(rows):
     ing = [r for r in w6 if r["impl"] in ("tf1-ingraph", "tfdata-csv", "tfdata-textline")]
     bi = max(ing, key=lambda r: r["value"]) if ing else None
     lc = min(ing, key=lambda r: r["cpu_s_per_1m"]) if ing else None
-    add("W6", "tfq-bc / best in-graph peer (%s) records/s" % (bi["impl"] if bi else "n/a"),
-        ratio(bc, bi), 10.0)
+
+    def w6_ratio(peer, key="tfq_ratio", field=None):
+        """tfq-bc over the peer: the median of bench_dist's interleaved rounds' ratios (key) with
+        their range, else the ratio of the two rows' medians (field; records/s by default)."""
+        if peer and key in peer:
+            return peer[key], "median of %d interleaved rounds, range %s-%s" % (
+                peer["rounds"], fmt_x(peer[key + "_min"]), fmt_x(peer[key + "_max"])) \
+                if peer.get("rounds", 1) > 1 else "1 round"
+        if field is None:
+            return ratio(bc, peer), ""
+        return (bc[field] / peer[field] if bc and peer and bc.get(field) and peer.get(field)
+                else None), ""
+    v, n = w6_ratio(bi)
+    add("W6", "tfq-bc / best in-graph peer (%s) records/s" % (bi["impl"] if bi else "n/a"), v,
+        10.0, note=n)
+    v, n = w6_ratio(lc, "tfq_cpu_ratio", "cpu_s_per_1m")
     add("W6", "tfq-bc / leanest in-graph peer (%s) CPU-s per 1M records, all processes" % (
-        lc["impl"] if lc else "n/a"), bc["cpu_s_per_1m"] / lc["cpu_s_per_1m"]
-        if bc and lc and lc["cpu_s_per_1m"] else None, 0.2, False)
-    add("W6", "tfq-bc / tfq-a records/s (B=1024)", ratio(bc, find(w6, W6, "tfq-a")), 3.0)
-    add("W6", "tfq-bc / limit records/s", ratio(bc, find(w6, W6, "limit")), 0.5)
+        lc["impl"] if lc else "n/a"), v, 0.2, False, note=n)
+    v, n = w6_ratio(find(w6, W6, "tfq-a"))
+    add("W6", "tfq-bc / tfq-a records/s (B=1024)", v, 3.0, note=n)
+    v, n = w6_ratio(find(w6, W6, "limit"))
+    add("W6", "tfq-bc / limit records/s", v, 0.5, note=n)
     tfos = find(w6, W6, "tfos-style")
-    add("W6", "tfq-bc / tfos-style records/s", ratio(bc, tfos), 100.0,
-        note="tfos-style on %d rows" % tfos["rows"] if tfos else "")
-    pf = find(w6, W6, "py-feeder")
-    add("W6", "tfq-feed CPU per record / py-feeder's (tfq-bc topology, feeder processes)",
-        bc["feeder_cpu_s_per_1m"] / pf["feeder_cpu_s_per_1m"]
-        if bc and pf and bc.get("feeder_cpu_s_per_1m") and pf.get("feeder_cpu_s_per_1m") else None,
-        0.5, False)
+    v, n = w6_ratio(tfos)
+    add("W6", "tfq-bc / tfos-style records/s", v, 100.0,
+        note="; ".join(x for x in (n, "tfos-style on %d rows" % tfos["rows"] if tfos else "")
+                       if x))
+    v, n = w6_ratio(find(w6, W6, "py-feeder"), "tfq_feeder_cpu_ratio", "feeder_cpu_s_per_1m")
+    add("W6", "tfq-feed CPU per record / py-feeder's (tfq-bc topology, feeder processes)", v,
+        0.5, False, note=n)
     for r in rows_of(rows, WM + " ratios"):
         add("#18", r["impl"] + " (median, range %.2f-%.2f)" % (r["min"], r["max"]), r["value"],
             r["bound"])
@@ -772,31 +921,58 @@ def md_table(rows, workload):
     peer = best(rs, "peer", lower)
     lim = best(rs, "limit", lower)
     out = ["### %s" % workload, ""]
+    n = max((r.get("rounds", 0) for r in rs if "mb_per_s_min" in r), default=0)
+    if n > 1:
+        out += ["Medians of %d interleaved rounds (each round: tfq, then every peer, one after "
+                "the other; a row run in fewer rounds gives their number), their range in "
+                "brackets; tfq / this: the median of the rounds' ratios, each from one round's "
+                "two runs, and their range." % n, ""]
+    elif n:
+        out += ["One round: tfq, then every peer, one after the other; tfq / this from that "
+                "round's runs.", ""]
+    elif any("tfq_ratio" in r for r in rs):
+        out += ["tfq / this: the median of the ratios of interleaved rounds (each round: tfq, "
+                "then every peer, one after the other), each from one round's two runs, their "
+                "range in brackets.", ""]
     has_cpu = any("mb_per_s_cpu" in r for r in rs)
     hdr = "| impl | role | %s (%s)%s | tfq / this |" % (rs[0]["metric"], rs[0]["unit"],
                                                        " | by CPU time" if has_cpu else "")
     out += [hdr, "|" + "---|" * (hdr.count("|") - 1)]
+
+    def over(r):  # tfq / r: the median of the interleaved rounds when there were rounds
+        if r is None or tq is None:
+            return "n/a"
+        if "tfq_ratio" in r:
+            return "%sx%s" % (fmt_x(r["tfq_ratio"]), " (%s-%s)" % (
+                fmt_x(r["tfq_ratio_min"]), fmt_x(r["tfq_ratio_max"])) if r.get("rounds", 2) > 1
+                else "")
+        v = ratio(tq, r, lower)
+        return "%.2fx" % v if v else "n/a"
     for r in rs:
         if r["metric"] == "scaling":
             continue
-        rt = ratio(tq, r, lower) if tq and r is not tq and r["role"] != "info" else None
         cpu = " | %s" % fmt(r.get("mb_per_s_cpu")) if has_cpu else ""
         chk = " (checksum differs!)" if r.get("checksum_ok") is False else ""
         extra = ""
         if "ttfb_ms" in r:
             extra = " (first batch %.1f ms, %.2f CPU-s/1M)" % (r["ttfb_ms"], r["cpu_s_per_1m"])
-        out.append("| %s%s%s | %s | %s%s | %s |" % (r["impl"], chk, extra, r["role"],
-                                                     fmt(r["value"], r["unit"]), cpu,
-                                                     "%.2fx" % rt if rt else ""))
+        if "mb_per_s_min" in r:
+            extra += " (%d round%s)" % (r["rounds"], "s" if r["rounds"] > 1 else "") \
+                if r["rounds"] != n else ""
+        val = fmt(r["value"], r["unit"])
+        if "mb_per_s_min" in r and r["rounds"] > 1:
+            val += " (%s-%s)" % (fmt(r["mb_per_s_min"]), fmt(r["mb_per_s_max"]))
+        out.append("| %s%s%s | %s | %s%s | %s |" % (
+            r["impl"], chk, extra, r["role"], val, cpu,
+            over(r) if tq and r is not tq and r["role"] != "info" else ""))
     sc = next((r for r in rs if r["metric"] == "scaling"), None)
     out.append("")
     out.append("tfq / best peer%s: **%s**; tfq / limit%s: **%s**%s" % (
-        " (%s)" % peer["impl"] if peer else "", "%.2fx" % ratio(tq, peer, lower)
-        if ratio(tq, peer, lower) else "n/a", " (%s)" % lim["impl"] if lim else "",
-        "%.2fx" % ratio(tq, lim, lower) if ratio(tq, lim, lower) else "n/a",
-        "; scaling 1 -> 2 threads %.2fx (bytes per CPU-second 2t/1t %.2fx)" % (
-            sc["value"], sc["scaling_cpu"])
-        if sc else ""))
+        " (%s)" % peer["impl"] if peer else "", over(peer), " (%s)" % lim["impl"] if lim else "",
+        over(lim), "; scaling 1 -> 2 threads %.2fx%s (bytes per CPU-second 2t/1t %.2fx)" % (
+            sc["value"], " (%.2f-%.2f, %d rounds)" % (sc["scaling_min"], sc["scaling_max"],
+                                                       sc["rounds"]) if "rounds" in sc else "",
+            sc["scaling_cpu"]) if sc else ""))
     out.append("")
     return "\n".join(out)
 
@@ -1043,10 +1219,8 @@ def main():
         w0_readers(run, a.build)
     if "W1" in only:
         w1_decode(run, a.build, a.data)
-    if "W2" in only:
-        w2_decode(run, a.build, a.data)
     if "W2" in only or "W2tfdata" in only:
-        w2_tfdata(run, a.data)
+        w2_decode(run, a.build, a.data, main="W2" in only)
     if "W4" in only:
         w4_e2e(run, a.build, a.data)
     if "W4" in only or "W4threads" in only:
