@@ -1163,7 +1163,10 @@ def write_md(path, mach, rows, tg, steps, quick, total_s):
         f.write("\n".join(lines))
 
 
-def update_readme(md_path, mach):
+def update_readme(md_path, mach, quick):
+    """Copies the targets table of the report into README.md (between the bench-table markers)
+    and the report itself (md and json) to docs/benchmark-report[-quick].md / .json, which the
+    README's footer names."""
     readme = os.path.join(ROOT, "README.md")
     with open(readme) as f:
         text = f.read()
@@ -1173,16 +1176,20 @@ def update_readme(md_path, mach):
         return
     with open(md_path) as f:
         md = f.read()
+    copy = "docs/benchmark-report%s" % ("-quick" if quick else "")
+    for ext in (".md", ".json"):
+        shutil.copyfile(os.path.splitext(md_path)[0] + ext, os.path.join(ROOT, copy + ext))
     m = re.search(r"## Targets of the issues\n\n(.*?)\n\n", md, re.S)
-    block = "%s\n_Latest `scripts/bench report` (%s, %s, %d cores, load average %s before / %s " \
-            "after):_\n\n%s\n\nFull tables: `bench/out/report.md` after a run; this run's copy is `docs/benchmark-report.md` (+ `.json`).\n%s" % (
-                b, mach["date"], mach["cpu_model"], mach["cores"],
+    block = "%s\n_Latest `scripts/bench report%s` (%s, %s, %d cores, load average %s before / " \
+            "%s after):_\n\n%s\n\nFull tables: `bench/out/report.md` after a run; this run's " \
+            "copy is `%s.md` (+ `.json`).\n%s" % (
+                b, " --quick" if quick else "", mach["date"], mach["cpu_model"], mach["cores"],
                 "%.2f" % mach["loadavg_before"][0], "%.2f" % mach["loadavg_after"][0],
-                m.group(1) if m else "(no targets)", e)
+                m.group(1) if m else "(no targets)", copy, e)
     text = text[:text.index(b)] + block + text[text.index(e) + len(e):]
     with open(readme, "w") as f:
         f.write(text)
-    print("[report] README.md bench table updated")
+    print("[report] README.md bench table updated; the report copied to %s.md and .json" % copy)
 
 
 def main():
@@ -1256,7 +1263,7 @@ def main():
         len(run.rows), total, mach["loadavg_before"], mach["loadavg_after"]))
     print("[report] wrote %s and %s" % (os.path.relpath(jp, ROOT), os.path.relpath(mp, ROOT)))
     if a.update_readme:
-        update_readme(mp, mach)
+        update_readme(mp, mach, rep["mode"] == "quick")
     if run.checks_failed:
         print("[report] CORRECTNESS CHECKS FAILED: %s" % "; ".join(run.checks_failed))
         return 1
