@@ -1126,9 +1126,9 @@ static inline int reusable(const tfq_tensor *t, const tfq__comp *k) {
   return reusable_as(t, k, 0, 1);
 }
 
-/* A dequeue into `reuse` that fails before its take: the string components of its first `upto`
- * that tfq__tensor_arena_reset emptied point at "" again (their old views may point into freed
- * chunks). */
+/* A dequeue that fails: the string components of dst's first `upto` point at "" again, as their
+ * views may point into freed chunks (a reused batch emptied by tfq__tensor_arena_reset before the
+ * take) or into the owners the take held, freed on the way out. */
 static void clear_reused(tfq_queue *q, tfq_tuple *dst, size_t upto) {
   for (size_t i = 0; i < upto; i++)
     if (q->st[i].str && dst->c[i]) str_clear(dst->c[i]);
@@ -1267,9 +1267,7 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
       }
     }
   }
-  if (c) /* no view may outlive the owners freed below */
-    for (size_t i = 0; i < ncomp; i++)
-      if (q->st[i].str && dst->c[i]) str_clear(dst->c[i]);
+  if (c) clear_reused(q, dst, ncomp); /* no view may outlive the owners freed below */
   if (a.boxed_dst == boxed_small) {
     for (size_t i = 0; i < ncomp; i++) /* the dense components' owner slots stay NULL */
       if (!q->st[i].dense) tfq__release_owners(boxed_small + i * (size_t)n, (size_t)n);
