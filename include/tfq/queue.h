@@ -324,7 +324,12 @@ TFQ_API tfq_code tfq_queue_dequeue_up_to(tfq_queue *q, int64_t n, tfq_tuple **ou
  * its dtype that only `dst` references (refcount 1, not wrapped) is overwritten in place (a
  * string tensor keeps its byte storage); any other slot (empty, wrong shape, a short last batch
  * of up_to, shared) gets a new tensor and its old reference is dropped.  To keep a batch beyond
- * the next call, take a reference (tfq_tensor_ref) and the next call allocates anew.  Wake
+ * the next call, take a reference (tfq_tensor_ref) and the next call allocates anew.
+ * String components of a fixed shape are not copied: their strings point at the bytes the rows
+ * were enqueued with, and the batch holds a reference to each tensor those bytes belong to (at
+ * most n) until its next refill or its free, so a batch kept keeps those tensors' memory too.
+ * Enqueueing such a batch into a queue copies its strings first (the queue then holds only their
+ * bytes).  The strings read the same either way (tfq_tensor_string).  Wake
  * conditions and codes as the calls they mirror, plus INVALID_ARGUMENT "Wrong number of
  * components in tuple. Expected k, got m".
  * Ownership: `dst` borrowed; on failure its slots hold tensors of unspecified contents.

@@ -73,6 +73,11 @@ typedef struct tfq__str {
 } tfq__str;
 
 typedef struct tfq__arena_chunk tfq__arena_chunk;
+/* A string tensor's kept references (tfq__tensor_keep_reserve). */
+typedef struct tfq__keep {
+  size_t n, cap;
+  struct tfq_tensor *t[];
+} tfq__keep;
 
 struct tfq_tensor {
   atomic_long refs;
@@ -85,6 +90,7 @@ struct tfq_tensor {
   void *dealloc_arg;
   size_t wrapped_len;
   tfq__arena_chunk *arena; /* string bytes */
+  tfq__keep *keep;         /* tensors whose string bytes this one's strings view (borrowed) */
   int64_t dims[];
 };
 
@@ -131,6 +137,25 @@ void tfq__tensor_strings_reset(tfq_tensor *t);
  * every element.  Until then the elements may point into the freed chunks: the caller must write
  * them all, or point them at "" (as a failed dequeue does), before the tensor is read or shared. */
 void tfq__tensor_arena_reset(tfq_tensor *t);
+/* Borrowed string bytes.  A string tensor's elements may point into the string bytes of other
+ * tensors instead of its own arena (a batch dequeued "_into" views the bytes of the rows' owners
+ * rather than copying them); it then keeps a reference to each of them, its keep list, which
+ * holds those bytes alive and unchanged (an owner is refilled only when it is the sole holder of
+ * its references) until the strings are reset or the tensor is freed.
+ *
+ * tfq__tensor_keep_reserve() makes room for `n` more kept references (0, or -1 out of memory);
+ * tfq__tensor_keep_take() moves `n` references (NULL entries skipped) from `owners` into the keep
+ * list, NULLing them there, within room reserved before; tfq__tensor_borrows() says whether any
+ * is kept.  tfq__tensor_arena_reset(), tfq__tensor_strings_reset() and the tensor's destruction
+ * drop them (the list's storage stays for the next fill).  All for a tensor the caller owns
+ * alone. */
+int tfq__tensor_keep_reserve(tfq_tensor *t, size_t n);
+void tfq__tensor_keep_take(tfq_tensor *t, tfq_tensor **owners, size_t n);
+static inline int tfq__tensor_borrows(const tfq_tensor *t) { return t->keep && t->keep->n; }
+/* Drops one reference for each non-NULL entry of b[0..n), with one atomic step for each run of
+ * equal entries (rows of one owner): tfq_tensor_free() of each.  Thread-safety: as
+ * tfq_tensor_free. */
+void tfq__tensors_release(tfq_tensor **b, size_t n);
 
 struct tfq_tuple {
   size_t n;

@@ -116,6 +116,7 @@ tfq_code tfq__tensor_alloc(tfq_dtype dtype, const int64_t *dims, int rank, int z
   t->dealloc_arg = NULL;
   t->wrapped_len = 0;
   t->arena = NULL;
+  t->keep = NULL;
   if (rank) memcpy(t->dims, dims, (size_t)rank * sizeof(int64_t));
   if (dtype == TFQ_STRING) {
     tfq__str *s = t->data;
@@ -166,6 +167,7 @@ tfq_code tfq_tensor_wrap(tfq_dtype dtype, const int64_t *dims, int rank, void *d
   t->dealloc_arg = arg;
   t->wrapped_len = len;
   t->arena = NULL;
+  t->keep = NULL;
   if (rank) memcpy(t->dims, dims, (size_t)rank * sizeof(int64_t));
   *out = t;
   tfq_status_clear(st);
@@ -177,7 +179,18 @@ tfq_tensor *tfq_tensor_ref(tfq_tensor *t) {
   return t;
 }
 
+static void keep_drop(tfq_tensor *t) {
+  if (t->keep && t->keep->n) {
+    tfq__tensors_release(t->keep->t, t->keep->n);
+    t->keep->n = 0;
+  }
+}
+
 static void destroy(tfq_tensor *t) {
+  if (t->keep) {
+    keep_drop(t);
+    tfq_free(t->keep);
+  }
   tfq__arena_chunk *a = t->arena;
   while (a) {
     tfq__arena_chunk *next = a->next;
@@ -315,6 +328,7 @@ void tfq__tensor_strings_reset(tfq_tensor *t) {
 }
 
 void tfq__tensor_arena_reset(tfq_tensor *t) {
+  keep_drop(t);
   tfq__arena_chunk *a = t->arena;
   if (!a) return;
   for (tfq__arena_chunk *c = a->next, *n; c; c = n) {
@@ -323,6 +337,49 @@ void tfq__tensor_arena_reset(tfq_tensor *t) {
   }
   a->next = NULL;
   a->used = 0;
+}
+
+int tfq__tensor_keep_reserve(tfq_tensor *t, size_t n) {
+  size_t have = t->keep ? t->keep->n : 0, cap = t->keep ? t->keep->cap : 0;
+  if (n <= cap - have) return 0;
+  if (n > (SIZE_MAX - sizeof(tfq__keep)) / sizeof(tfq_tensor *) / 2 - have) return -1;
+  size_t want = have + n < 2 * cap ? 2 * cap : have + n;
+  tfq__keep *k = tfq_realloc(t->keep, sizeof *k + want * sizeof(tfq_tensor *));
+  if (!k) return -1;
+  k->n = have;
+  k->cap = want;
+  t->keep = k;
+  return 0;
+}
+
+void tfq__tensor_keep_take(tfq_tensor *t, tfq_tensor **owners, size_t n) {
+  tfq__keep *k = t->keep;
+  assert(n == 0 || (k && n <= k->cap - k->n));
+  for (size_t i = 0; i < n; i++)
+    if (owners[i]) {
+      k->t[k->n++] = owners[i];
+      owners[i] = NULL;
+    }
+}
+
+void tfq__tensors_release(tfq_tensor **b, size_t n) {
+  enum { WAYS = 16 };
+  tfq_tensor *t[WAYS] = {NULL};
+  int64_t k[WAYS];
+  for (size_t i = 0; i < n; i++) {
+    tfq_tensor *p = b[i];
+    if (!p) continue;
+    size_t h = (size_t)(((uintptr_t)p * UINT64_C(0x9E3779B97F4A7C15)) >> 60) % WAYS;
+    if (t[h] == p) {
+      k[h]++;
+      continue;
+    }
+    if (t[h]) tfq__tensor_release(t[h], k[h]); /* another owner in its way: settled now */
+    t[h] = p;
+    k[h] = 1;
+  }
+  for (int w = 0; w < WAYS; w++)
+    if (t[w]) tfq__tensor_release(t[w], k[w]);
 }
 
 tfq_code tfq_tensor_set_string(tfq_tensor *t, int64_t i, const char *bytes, size_t len,

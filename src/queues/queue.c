@@ -966,10 +966,41 @@ static int long_strings(const tfq_tensor *t, int64_t rows) {
   return 0;
 }
 
+/* A tuple as `t`, but each string component that views bytes it does not own (a batch dequeued
+ * "_into": tfq__tensor_borrows) replaced by a copy that owns them, so that rows held by this
+ * queue keep alive their own bytes, not every tensor the batch borrowed from; NULL in *out when
+ * no component borrows. */
+static tfq_code owned_strings(const tfq_tuple *t, tfq_tuple **out, tfq_status *st) {
+  *out = NULL;
+  for (size_t i = 0; i < t->n; i++) {
+    if (t->c[i]->dtype != TFQ_STRING || !tfq__tensor_borrows(t->c[i])) continue;
+    tfq_code c;
+    if (!*out) {
+      if ((c = tfq_tuple_new(t->n, out, st))) return c;
+      for (size_t j = 0; j < t->n; j++) (*out)->c[j] = tfq_tensor_ref(t->c[j]);
+    }
+    tfq_tensor *own;
+    if ((c = tfq__strings_owned(t->c[i], &own, st))) {
+      tfq_tuple_free(*out);
+      *out = NULL;
+      return c;
+    }
+    tfq_tuple_set_take(*out, i, own);
+  }
+  return TFQ_OK;
+}
+
 static tfq_code do_enqueue(tfq_queue *q, const tfq_tuple *t, int many, tfq_cancel *cancel,
                            int64_t timeout_us, tfq_status *st) {
   tfq_code c = tfq__queue_validate_tuple(q, t, many, st);
   if (c) return c;
+  tfq_tuple *own;
+  if ((c = owned_strings(t, &own, st))) return c;
+  if (own) {
+    c = do_enqueue(q, own, many, cancel, timeout_us, st);
+    tfq_tuple_free(own);
+    return c;
+  }
   tfq__attempt a;
   attempt_init(&a, ATT_ENQUEUE);
   a.src = t;
@@ -1172,8 +1203,14 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
     const tfq__comp *k = &q->spec->c[i];
     if (reuse && reusable_as(dst->c[i], k, many, n)) {
       /* its strings are all rewritten by the take (rows and str_settle), or set to "" by
-       * str_clear when the dequeue fails */
-      if (q->st[i].str) tfq__tensor_arena_reset(dst->c[i]);
+       * str_clear when the dequeue fails; the owners it kept are dropped */
+      if (q->st[i].str) {
+        tfq__tensor_arena_reset(dst->c[i]);
+        if (many && tfq__tensor_keep_reserve(dst->c[i], (size_t)n)) {
+          clear_reused(q, dst, ncomp);
+          return TFQ__OOM(st);
+        }
+      }
       continue;
     }
     if (reuse) {
@@ -1185,6 +1222,8 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
     if (many) dims[r++] = n;
     for (int d = 0; d < k->rank; d++) dims[r++] = k->dims[d];
     c = tfq__tensor_alloc(k->dtype, dims, r, 0, &dst->c[i], st);
+    if (!c && reuse && many && q->st[i].str && tfq__tensor_keep_reserve(dst->c[i], (size_t)n))
+      c = TFQ__OOM(st);
     if (c) {
       if (!reuse)
         tfq_tuple_free(dst);
@@ -1252,7 +1291,12 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
           t->nelems = rows * (n ? t->nelems / n : 0);
           t->nbytes = q->st[i].dense ? (size_t)t->nelems * tfq_dtype_size(t->dtype) : 0;
         }
-        if (q->st[i].str && str_settle(q, i, &dst->c[i], a.boxed_dst + i * (size_t)n, many)) {
+        if (q->st[i].str && reuse && many) {
+          /* A batch kept across calls views its strings where the rows' owners hold them and
+           * keeps those owners (room reserved above) until its next refill: no copy. */
+          tfq__tensor_keep_take(dst->c[i], a.boxed_dst + i * (size_t)n, (size_t)rows);
+        } else if (q->st[i].str &&
+                   str_settle(q, i, &dst->c[i], a.boxed_dst + i * (size_t)n, many)) {
           c = TFQ__OOM(st); /* out of memory after the elements left the queue */
           break;
         }
@@ -1270,7 +1314,7 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
   if (c) clear_reused(q, dst, ncomp); /* no view may outlive the owners freed below */
   if (a.boxed_dst == boxed_small) {
     for (size_t i = 0; i < ncomp; i++) /* the dense components' owner slots stay NULL */
-      if (!q->st[i].dense) tfq__release_owners(boxed_small + i * (size_t)n, (size_t)n);
+      if (!q->st[i].dense) tfq__tensors_release(boxed_small + i * (size_t)n, (size_t)n);
   } else if (a.boxed_dst)
     tfq__free_boxed(a.boxed_dst, nb);
   if (c) {

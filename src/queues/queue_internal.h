@@ -167,11 +167,11 @@ void tfq__queue_cancel_attempt(tfq_queue *q, tfq__attempt *a);
 tfq_code tfq__queue_validate_tuple(tfq_queue *q, const tfq_tuple *t, int many, tfq_status *st);
 /* Slices row `row` of `src` (rank >= 1) into a new element tensor. */
 tfq_code tfq__slice_row(const tfq_tensor *src, int64_t row, tfq_tensor **out, tfq_status *st);
+/* A new string tensor of src's shape and strings that owns their bytes (src may borrow its
+ * bytes: tfq__tensor_borrows). */
+tfq_code tfq__strings_owned(const tfq_tensor *src, tfq_tensor **out, tfq_status *st);
 /* Frees the n tensors of `b` (NULL entries allowed) and `b` itself; NULL: no-op. */
 void tfq__free_boxed(tfq_tensor **b, size_t n);
-/* Drops the references of b[0..n) (NULLs skipped) with one atomic step per distinct owner among
- * neighbours (a batch's rows mostly share a few enqueued tensors), leaving b itself alone. */
-void tfq__release_owners(tfq_tensor **b, size_t n);
 /* Builds batch component `c` of `rows` rows from boxed element tensors (`many`; else moves
  * elems[0] out as the component).  A declared dim keeps its size; an unknown dim
  * (PaddingFIFOQueue) becomes the largest size in this batch (0 for an empty batch) and shorter

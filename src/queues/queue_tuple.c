@@ -69,60 +69,53 @@ tfq_code tfq__queue_validate_tuple(tfq_queue *q, const tfq_tuple *t, int many, t
 
 /* ---- enqueue_many: a batch into element tensors ---- */
 
+/* Copies the `per` strings `s` into the fresh string tensor `out` (of `per` elements), their
+ * bytes in one exact-size block: a general arena chunk is 4 KiB, far too much for a row. */
+static tfq_code own_strings(tfq_tensor *out, const tfq__str *s, int64_t per, tfq_status *st) {
+  size_t total = 0;
+  for (int64_t i = 0; i < per; i++) total += s[i].len;
+  char *buf = total ? tfq__tensor_arena_alloc(out, total) : NULL;
+  if (total && !buf) return TFQ__OOM(st);
+  tfq__str *d = tfq__strs(out);
+  for (int64_t i = 0; i < per; i++) {
+    if (s[i].len) {
+      memcpy(buf, s[i].p, s[i].len);
+      d[i].p = buf;
+      d[i].len = s[i].len;
+      buf += s[i].len;
+    }
+  }
+  return TFQ_OK;
+}
+
 tfq_code tfq__slice_row(const tfq_tensor *src, int64_t row, tfq_tensor **out, tfq_status *st) {
   tfq_code c = tfq__tensor_alloc(src->dtype, src->dims + 1, src->rank - 1, 0, out, st);
   if (c) return c;
   int64_t per = (*out)->nelems;
   if (src->dtype == TFQ_STRING) {
-    /* One exact-size block for the element's bytes (a general arena chunk is 4 KiB: far too
-     * much per element of a string column). */
-    const tfq__str *s = tfq__strs(src) + row * per;
-    size_t total = 0;
-    for (int64_t i = 0; i < per; i++) total += s[i].len;
-    char *buf = total ? tfq__tensor_arena_alloc(*out, total) : NULL;
-    if (total && !buf) {
+    if ((c = own_strings(*out, tfq__strs(src) + row * per, per, st))) {
       tfq_tensor_free(*out);
       *out = NULL;
-      return TFQ__OOM(st);
     }
-    tfq__str *d = tfq__strs(*out);
-    for (int64_t i = 0; i < per; i++) {
-      if (s[i].len) {
-        memcpy(buf, s[i].p, s[i].len);
-        d[i].p = buf;
-        d[i].len = s[i].len;
-        buf += s[i].len;
-      }
-    }
-  } else if ((*out)->nbytes) {
-    memcpy((*out)->data, (const char *)src->data + (size_t)row * (*out)->nbytes, (*out)->nbytes);
+    return c;
   }
+  if ((*out)->nbytes)
+    memcpy((*out)->data, (const char *)src->data + (size_t)row * (*out)->nbytes, (*out)->nbytes);
   return TFQ_OK;
 }
 
-void tfq__release_owners(tfq_tensor **b, size_t n) {
-  enum { WAYS = 16 };
-  tfq_tensor *t[WAYS] = {NULL};
-  int64_t k[WAYS];
-  for (size_t i = 0; i < n; i++) {
-    tfq_tensor *p = b[i];
-    if (!p) continue;
-    size_t h = (size_t)(((uintptr_t)p * UINT64_C(0x9E3779B97F4A7C15)) >> 60) % WAYS;
-    if (t[h] == p) {
-      k[h]++;
-      continue;
-    }
-    if (t[h]) tfq__tensor_release(t[h], k[h]); /* another owner in its way: settled now */
-    t[h] = p;
-    k[h] = 1;
+tfq_code tfq__strings_owned(const tfq_tensor *src, tfq_tensor **out, tfq_status *st) {
+  tfq_code c = tfq__tensor_alloc(TFQ_STRING, src->dims, src->rank, 0, out, st);
+  if (!c && (c = own_strings(*out, tfq__strs(src), src->nelems, st))) {
+    tfq_tensor_free(*out);
+    *out = NULL;
   }
-  for (int w = 0; w < WAYS; w++)
-    if (t[w]) tfq__tensor_release(t[w], k[w]);
+  return c;
 }
 
 void tfq__free_boxed(tfq_tensor **b, size_t n) {
   if (!b) return;
-  tfq__release_owners(b, n);
+  tfq__tensors_release(b, n);
   tfq_free(b);
 }
 

@@ -95,44 +95,79 @@ Test(string_rows, long_rows_are_sliced_so_one_row_does_not_pin_its_batch) {
   tfq_spec_free(s);
 }
 
-/* A shuffled batch's rows come from many enqueued tensors (more owners than the release's
- * 16-way table holds): each owner keeps exactly one reference per row still queued, after every
- * dequeue_many, and gets all of them back once its rows are gone. */
-Test(string_rows, each_owner_keeps_one_reference_per_queued_row_across_shuffled_batches) {
-  enum { OWNERS = 40, ROWS = 6 };
-  tfq_spec *s = str_spec();
-  tfq_queue *q = make(TFQ_QUEUE_RANDOM_SHUFFLE, s, 1000, 0, 11, 13, 0);
-  tfq_tensor *keep[OWNERS];
-  for (int o = 0; o < OWNERS; o++) {
-    tfq_tuple *b = str_batch(ROWS, o * ROWS, 0);
+/* Enqueues `owners` batches of `rows` rows (ids in order; every `long_every`-th batch, counting
+ * from 1, of 5000-byte strings, 0: none) and keeps a reference to each batch's string tensor. */
+static void enqueue_owners(tfq_queue *q, tfq_tensor **keep, int owners, int rows, int long_every) {
+  for (int o = 0; o < owners; o++) {
+    tfq_tuple *b =
+        str_batch(rows, o * rows, long_every && o % long_every == long_every - 1 ? 5000 : 0);
     keep[o] = tfq_tensor_ref(tfq_tuple_get(b, 0));
     OK(tfq_queue_enqueue_many(q, b, NULL, NOTIMEOUT, NULL));
     tfq_tuple_free(b);
   }
-  int left[OWNERS];
-  for (int o = 0; o < OWNERS; o++) left[o] = ROWS;
+}
+
+/* Shuffled batches of `batch` rows from `owners` enqueued tensors of `rows` rows each (every
+ * `long_every`-th of long strings, sliced at the enqueue so their tensor is not kept): after every
+ * dequeue each owner is referenced once per row still queued, plus, when the batch is refilled in
+ * place (`into`: its strings borrow), once per row of the current batch; and by nothing once
+ * all is taken and the batch freed. */
+static void shuffled_owner_refs(int owners, int rows, int batch, int long_every, int into) {
+  tfq_spec *s = str_spec();
+  tfq_queue *q = make(TFQ_QUEUE_RANDOM_SHUFFLE, s, 1000, 0, 11, 13, 0);
+  tfq_tensor **keep = calloc((size_t)owners, sizeof *keep);
+  int *left = calloc((size_t)owners, sizeof *left),
+      *in_batch = calloc((size_t)owners, sizeof *left);
+  enqueue_owners(q, keep, owners, rows, long_every);
+  for (int o = 0; o < owners; o++) left[o] = rows;
+  tfq_tuple *kept = NULL;
+  if (into) OK(tfq_tuple_new(2, &kept, NULL));
   while (tfq_queue_size(q) > 0) {
-    tfq_tuple *out;
-    OK(tfq_queue_dequeue_many(q, tfq_queue_size(q) < 70 ? tfq_queue_size(q) : 70, &out, NULL,
-                              NOTIMEOUT, NULL));
+    int64_t n = tfq_queue_size(q) < batch ? tfq_queue_size(q) : batch;
+    tfq_tuple *out = kept;
+    if (into)
+      OK(tfq_queue_dequeue_many_into(q, n, out, NULL, NOTIMEOUT, NULL));
+    else
+      OK(tfq_queue_dequeue_many(q, n, &out, NULL, NOTIMEOUT, NULL));
+    memset(in_batch, 0, (size_t)owners * sizeof *in_batch);
     const tfq_tensor *ids = tfq_tuple_get(out, 1);
     for (int64_t r = 0; r < tfq_tensor_dim(ids, 0); r++) {
-      int id = ((const int32_t *)tfq_tensor_cdata(ids))[r];
-      expect_row(out, r, id, 0);
-      left[id / ROWS]--;
+      int id = ((const int32_t *)tfq_tensor_cdata(ids))[r], o = id / rows;
+      expect_row(out, r, id, long_every && o % long_every == long_every - 1 ? 5000 : 0);
+      left[o]--;
+      in_batch[o]++;
     }
-    tfq_tuple_free(out);
-    for (int o = 0; o < OWNERS; o++)
-      cr_assert_eq(tfq_tensor_refcount(keep[o]), 1 + left[o], "owner %d", o);
+    if (!into) tfq_tuple_free(out);
+    for (int o = 0; o < owners; o++) {
+      int64_t want =
+          long_every && o % long_every == long_every - 1 ? 1 : 1 + left[o] + in_batch[o] * into;
+      cr_assert_eq(tfq_tensor_refcount(keep[o]), want, "owner %d", o);
+    }
   }
-  for (int o = 0; o < OWNERS; o++) tfq_tensor_free(keep[o]);
+  tfq_tuple_free(kept);
+  for (int o = 0; o < owners; o++) {
+    cr_assert_eq(tfq_tensor_refcount(keep[o]), 1, "owner %d", o);
+    tfq_tensor_free(keep[o]);
+  }
+  free(keep);
+  free(left);
+  free(in_batch);
   tfq_queue_free(q);
   tfq_spec_free(s);
 }
 
+/* More owners than the release's 16-way table holds. */
+Test(string_rows, each_owner_keeps_one_reference_per_queued_row_across_shuffled_batches) {
+  shuffled_owner_refs(40, 6, 70, 0, 0);
+}
+
+Test(string_rows, a_refilled_shuffled_batch_keeps_exactly_the_owners_of_its_rows) {
+  shuffled_owner_refs(30, 5, 16, 7, 1);
+}
+
 /* Every kind, batches of short and long rows interleaved, taken in odd batch sizes and single
  * dequeues: each id exactly once with its own bytes. */
-static void each_row_once(tfq_queue_kind kind) {
+static void each_row_once(tfq_queue_kind kind, int into) {
   tfq_spec *s = str_spec();
   tfq_queue *q = make(kind, s, 10000, kind == TFQ_QUEUE_RANDOM_SHUFFLE ? 50 : 0, 7, 9, 0);
   enum { BATCHES = 40, ROWS = 25 };
@@ -144,11 +179,17 @@ static void each_row_once(tfq_queue_kind kind) {
   OK(tfq_queue_close(q, 0, NULL, NOTIMEOUT, NULL));
   char seen[BATCHES * ROWS] = {0};
   int got = 0;
+  tfq_tuple *kept = NULL; /* into: the batch refilled (its strings borrowed) across steps */
+  if (into) OK(tfq_tuple_new(2, &kept, NULL));
   for (int step = 0; got < BATCHES * ROWS; step++) {
-    tfq_tuple *out;
+    tfq_tuple *out = kept;
     int single = step % 3 == 2;
-    if (single)
+    if (single && into)
+      OK(tfq_queue_dequeue_into(q, out, NULL, NOTIMEOUT, NULL));
+    else if (single)
       OK(tfq_queue_dequeue(q, &out, NULL, NOTIMEOUT, NULL));
+    else if (into)
+      OK(tfq_queue_dequeue_up_to_into(q, 37, out, NULL, NOTIMEOUT, NULL));
     else
       OK(tfq_queue_dequeue_up_to(q, 37, &out, NULL, NOTIMEOUT, NULL));
     int64_t rows = single ? 1 : tfq_tensor_dim(tfq_tuple_get(out, 1), 0);
@@ -159,19 +200,31 @@ static void each_row_once(tfq_queue_kind kind) {
       expect_row(out, r, id, (id / ROWS) % 5 == 4 ? 4500 : 0);
     }
     got += (int)rows;
-    tfq_tuple_free(out);
+    if (!into) tfq_tuple_free(out);
   }
+  tfq_tuple_free(kept);
   cr_assert_eq(tfq_queue_size(q), 0);
   tfq_queue_free(q);
   tfq_spec_free(s);
 }
 
-Test(string_rows, fifo_delivers_each_row_once_with_its_bytes) { each_row_once(TFQ_QUEUE_FIFO); }
+Test(string_rows, fifo_delivers_each_row_once_with_its_bytes) { each_row_once(TFQ_QUEUE_FIFO, 0); }
 Test(string_rows, random_shuffle_delivers_each_row_once_with_its_bytes) {
-  each_row_once(TFQ_QUEUE_RANDOM_SHUFFLE);
+  each_row_once(TFQ_QUEUE_RANDOM_SHUFFLE, 0);
 }
 Test(string_rows, padding_fifo_delivers_each_row_once_with_its_bytes) {
-  each_row_once(TFQ_QUEUE_PADDING_FIFO);
+  each_row_once(TFQ_QUEUE_PADDING_FIFO, 0);
+}
+
+/* The same through batches refilled in place, whose strings view the rows' owners' bytes. */
+Test(string_rows, fifo_delivers_each_row_once_into_a_refilled_batch) {
+  each_row_once(TFQ_QUEUE_FIFO, 1);
+}
+Test(string_rows, random_shuffle_delivers_each_row_once_into_a_refilled_batch) {
+  each_row_once(TFQ_QUEUE_RANDOM_SHUFFLE, 1);
+}
+Test(string_rows, padding_fifo_delivers_each_row_once_into_a_refilled_batch) {
+  each_row_once(TFQ_QUEUE_PADDING_FIFO, 1);
 }
 
 Test(string_rows, priority_queue_orders_string_rows_by_priority) {
@@ -387,5 +440,81 @@ Test(string_rows, back_to_back_strings_come_out_whole_across_empties_and_owners)
     tfq_tuple_free(out);
   }
   tfq_queue_free(q);
+  tfq_spec_free(s);
+}
+
+/* Enqueues str_batch(n, 0, 0) into `q` and returns a new reference to its string tensor, which
+ * the queued rows reference once each. */
+static tfq_tensor *enqueue_kept(tfq_queue *q, int64_t n) {
+  tfq_tuple *b = str_batch(n, 0, 0);
+  tfq_tensor *src = tfq_tensor_ref(tfq_tuple_get(b, 0));
+  OK(tfq_queue_enqueue_many(q, b, NULL, NOTIMEOUT, NULL));
+  tfq_tuple_free(b);
+  cr_assert_eq(tfq_tensor_refcount(src), 1 + n);
+  return src;
+}
+
+/* A batch refilled in place does not copy its strings: they point at the enqueued tensor's bytes,
+ * and the batch holds one reference per row it took from that tensor until its next refill (which
+ * drops them) or its free. */
+Test(string_rows,
+     a_refilled_batch_views_its_rows_bytes_and_keeps_their_owner_until_the_next_refill) {
+  tfq_spec *s = str_spec();
+  tfq_queue *q = fifo(s, 100);
+  tfq_tensor *src = enqueue_kept(q, 8);
+  tfq_tuple *dst;
+  OK(tfq_tuple_new(2, &dst, NULL));
+  OK(tfq_queue_dequeue_many_into(q, 3, dst, NULL, NOTIMEOUT, NULL));
+  for (int r = 0; r < 3; r++) expect_row(dst, r, r, 0);
+  cr_assert_eq(tfq_tensor_refcount(src), 1 + 8, "5 queued rows and the batch's 3");
+  size_t l;
+  cr_assert_eq(tfq_tensor_string(tfq_tuple_get(dst, 0), 3, &l), tfq_tensor_string(src, 3, &l),
+               "row 1's second string is the enqueued tensor's bytes, not a copy");
+  OK(tfq_queue_dequeue_many_into(q, 3, dst, NULL, NOTIMEOUT, NULL));
+  for (int r = 0; r < 3; r++) expect_row(dst, r, 3 + r, 0);
+  cr_assert_eq(tfq_tensor_refcount(src), 1 + 2 + 3, "the first batch's 3 dropped at the refill");
+  tfq_tuple_free(dst);
+  cr_assert_eq(tfq_tensor_refcount(src), 1 + 2);
+  tfq_tensor_free(src);
+  tfq_queue_free(q);
+  tfq_spec_free(s);
+}
+
+/* A refilled batch whose strings borrow is enqueued again, as a batch and as one element: the
+ * second queue's rows own copies of the strings, so they keep neither the batch nor the tensors it
+ * borrowed from, and come out with the right bytes after both are gone. */
+Test(string_rows,
+     enqueueing_a_borrowing_batch_copies_its_strings_so_the_queue_pins_only_their_bytes) {
+  tfq_spec *s = str_spec();
+  tfq_queue *q = fifo(s, 100);
+  tfq_tensor *src = enqueue_kept(q, 4);
+  tfq_tuple *dst;
+  OK(tfq_tuple_new(2, &dst, NULL));
+  OK(tfq_queue_dequeue_many_into(q, 4, dst, NULL, NOTIMEOUT, NULL));
+  cr_assert_eq(tfq_tensor_refcount(src), 1 + 4);
+  tfq_queue *q2 = fifo(s, 100);
+  OK(tfq_queue_enqueue_many(q2, dst, NULL, NOTIMEOUT, NULL));
+  int64_t sd[2] = {4, 2}, id[1] = {4};
+  tfq_spec *s3 = spec2(TFQ_STRING, 2, sd, TFQ_INT32, 1, id);
+  tfq_queue *q3 = fifo(s3, 10);
+  OK(tfq_queue_enqueue(q3, dst, NULL, NOTIMEOUT, NULL));
+  tfq_tensor *batch = tfq_tensor_ref(tfq_tuple_get(dst, 0));
+  tfq_tuple_free(dst);
+  cr_assert_eq(tfq_tensor_refcount(batch), 1, "no queued row shares the borrowing batch");
+  tfq_tensor_free(batch);
+  cr_assert_eq(tfq_tensor_refcount(src), 1, "nor the tensor it borrowed from");
+  tfq_tensor_free(src);
+  tfq_tuple *out;
+  OK(tfq_queue_dequeue_many(q2, 4, &out, NULL, NOTIMEOUT, NULL));
+  for (int r = 0; r < 4; r++) expect_row(out, r, r, 0);
+  tfq_tuple_free(out);
+  OK(tfq_queue_dequeue(q3, &out, NULL, NOTIMEOUT, NULL));
+  cr_assert_eq(tfq_tensor_dim(tfq_tuple_get(out, 0), 0), 4);
+  for (int r = 0; r < 4; r++) expect_row(out, r, r, 0);
+  tfq_tuple_free(out);
+  tfq_queue_free(q3);
+  tfq_queue_free(q2);
+  tfq_queue_free(q);
+  tfq_spec_free(s3);
   tfq_spec_free(s);
 }
