@@ -561,7 +561,14 @@ static tfq_code span_step(tfq_read_decode_op *op, tfq_cancel *cancel, int *handl
   size_t len, count = 0, used = 0;
   int at_end;
   int64_t first;
-  if (!tfq__reader_lines_begin(op->reader, want, &buf, &len, &at_end)) return TFQ_OK;
+  tfq_tensor *holder;
+  if (!tfq__reader_lines_begin(op->reader, want, &buf, &len, &at_end, &holder)) return TFQ_OK;
+  /* The step's strings point into the reader's buffer, uncopied, when the target lets its rows go
+   * in order (FIFO kinds: each buffer is freed once the consumer has passed its rows).  A shuffle
+   * pool or a priority heap keeps rows for long, each pinning its whole buffer (~4x a step's
+   * strings): there the strings are copied, so that its memory stays in proportion to its rows. */
+  tfq_queue_kind kind = tfq_queue_get_kind(op->target);
+  if (kind != TFQ_QUEUE_FIFO && kind != TFQ_QUEUE_PADDING_FIFO) holder = NULL;
   /* a file's last lines, most likely fewer than b (tried once while the size of a line is not
    * known: a short span then teaches it) */
   if (at_end && est && len / est < b) {
@@ -572,7 +579,7 @@ static tfq_code span_step(tfq_read_decode_op *op, tfq_cancel *cancel, int *handl
   tfq__csv_out outs_s[DIRECT_MAX], *outs;
   tfq_tensor *direct_s[DIRECT_MAX], **direct;
   tfq_code c = step_outputs(op, (int64_t)b, &cols, outs_s, direct_s, &outs, &direct, st);
-  if (!c) c = tfq__decode_csv_span(op->csv, buf, len, b, cols, outs, &count, &used, st);
+  if (!c) c = tfq__decode_csv_span(op->csv, buf, len, holder, b, cols, outs, &count, &used, st);
   /* fewer than b lines and not at the end: the buffer is full of longer lines, all decoded; the
    * step takes them, and the next steps ask for an eighth fewer (lines vary) */
   int partial = !c && count < b && count > 0 && !at_end && used == len;

@@ -152,6 +152,9 @@ void tfq__tensor_arena_reset(tfq_tensor *t);
 int tfq__tensor_keep_reserve(tfq_tensor *t, size_t n);
 void tfq__tensor_keep_take(tfq_tensor *t, tfq_tensor **owners, size_t n);
 static inline int tfq__tensor_borrows(const tfq_tensor *t) { return t->keep && t->keep->n; }
+/* Whether t keeps references to more than one distinct tensor (a batch that borrows from its
+ * rows' several owners, as against a decode step's strings that point into one read buffer). */
+int tfq__tensor_keeps_several(const tfq_tensor *t);
 /* Drops one reference for each non-NULL entry of b[0..n), with one atomic step for each run of
  * equal entries (rows of one owner): tfq_tensor_free() of each.  Thread-safety: as
  * tfq_tensor_free. */

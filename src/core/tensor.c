@@ -362,6 +362,13 @@ void tfq__tensor_keep_take(tfq_tensor *t, tfq_tensor **owners, size_t n) {
     }
 }
 
+int tfq__tensor_keeps_several(const tfq_tensor *t) {
+  if (!tfq__tensor_borrows(t)) return 0;
+  for (size_t i = 1; i < t->keep->n; i++)
+    if (t->keep->t[i] != t->keep->t[0]) return 1;
+  return 0;
+}
+
 void tfq__tensors_release(tfq_tensor **b, size_t n) {
   enum { WAYS = 16 };
   tfq_tensor *t[WAYS] = {NULL};

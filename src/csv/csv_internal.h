@@ -133,4 +133,8 @@ int tfq__parse_i64(const char *s, size_t len, int64_t *out);
 int tfq__eisel_lemire_f64(uint64_t w, int64_t q, double *out);
 int tfq__eisel_lemire_f32(uint64_t w, int64_t q, float *out);
 
+/* The lines of buf[0, len) (len >= 1): its '\n's, and one more for a last line without one
+ * (tfq_decode_csv_buffer's record count). */
+size_t tfq__csv_count_lines(const char *buf, size_t len);
+
 #endif

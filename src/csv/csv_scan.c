@@ -269,3 +269,25 @@ out:
   *nkept = kept;
   return r;
 }
+
+/* The lines of buf[0, len) (len >= 1): its '\n's, and one more for a last line without one.
+ * The '\n's are counted 16 bytes at a time (byte counters of up to 255 blocks, then summed):
+ * a memchr call a line took ~3% more of tfq_decode_csv_buffer's CPU on ~100-byte lines. */
+size_t tfq__csv_count_lines(const char *buf, size_t len) {
+  size_t n = 0, i = 0;
+#if defined(__SSE2__)
+  const __m128i vn = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+  while (len - i >= 16) {
+    size_t blocks = (len - i) / 16;
+    if (blocks > 255) blocks = 255;
+    __m128i acc = zero; /* per byte lane: the '\n's seen there, at most 255 */
+    for (size_t b = 0; b < blocks; b++, i += 16)
+      acc = _mm_sub_epi8(
+          acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(buf + i)), vn));
+    __m128i sums = _mm_sad_epu8(acc, zero); /* two 64-bit lanes, each a sum of 8 bytes */
+    n += (size_t)_mm_cvtsi128_si32(sums) + (size_t)_mm_extract_epi16(sums, 4);
+  }
+#endif
+  for (; i < len; i++) n += buf[i] == '\n';
+  return n + (buf[len - 1] != '\n');
+}

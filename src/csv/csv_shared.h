@@ -39,9 +39,15 @@ tfq_code tfq__decode_csv_into_out(const tfq_csv_options *o, const tfq_tensor *re
  * decoded, *used = their bytes.  The outputs have n rows; when *count < n, rows from *count on
  * hold unspecified values.  On failure *count = *used = 0 and the outputs are unspecified; the
  * status's record is the failing line's index.
+ * `holder` (or NULL) is a tensor that keeps buf's bytes alive and unchanged while it is
+ * referenced (the reader's buffer: tfq__instream_holder).  With it, string fields the fast path
+ * takes as they are (no quotes, not a default) are not copied: their elements point into buf,
+ * and each string tensor written keeps one reference to holder (tfq__tensor_keep_take) until
+ * its strings are reset or it is freed.
  * @return as tfq_decode_csv_into().  Thread-safety: as tfq_decode_csv_into(). */
-tfq_code tfq__decode_csv_span(const tfq_csv_options *o, const char *buf, size_t len, size_t n,
-                              tfq_tuple *dst, const tfq__csv_out *outs, size_t *count, size_t *used,
+tfq_code tfq__decode_csv_span(const tfq_csv_options *o, const char *buf, size_t len,
+                              tfq_tensor *holder, size_t n, tfq_tuple *dst,
+                              const tfq__csv_out *outs, size_t *count, size_t *used,
                               tfq_status *st);
 
 /* Column f's dtype (0 when f is not a column).  Thread-safety: any, after the setters. */

@@ -21,6 +21,7 @@ typedef struct rec_src {
   const tfq__str *strs;
   const char *cur, *end; /* buffer cursor */
   size_t count;          /* kind 3: the records decode() took */
+  tfq_tensor *holder;    /* kind 3: keeps [cur, end) alive, or NULL (tfq__decode_csv_span) */
 } rec_src;
 
 static inline void next_rec(rec_src *s, size_t i, const char **p, size_t *len) {
@@ -71,6 +72,7 @@ typedef struct fused_ctx {
   tfq__span *strs;     /* the record's string fields, written on success */
   const size_t *scols; /* the string columns */
   size_t nscols;
+  const char *view_lo, *view_hi; /* fused_open: string fields within point there, uncopied */
 } fused_ctx;
 
 /* The first delimiter, '\n', '\r' or (quoting on) '"' in [p, end), or NULL; loads may read up to
@@ -299,9 +301,14 @@ static const char *fused_open(fused_ctx *c, const char *rec, const char *end, si
   }
   for (size_t k = 0; k < c->nscols; k++) {
     size_t f = c->scols[k];
-    if (tfq__tensor_put_string_at(c->sten[f], (tfq__str *)(void *)(c->data[f] + i * c->stride[f]),
-                                  c->strs[f].p, c->strs[f].len))
+    tfq__str *sv = (tfq__str *)(void *)(c->data[f] + i * c->stride[f]);
+    const uintptr_t sp = (uintptr_t)c->strs[f].p;
+    if (sp >= (uintptr_t)c->view_lo && sp < (uintptr_t)c->view_hi) { /* a field, not a default */
+      sv->p = c->strs[f].p;
+      sv->len = c->strs[f].len;
+    } else if (tfq__tensor_put_string_at(c->sten[f], sv, c->strs[f].p, c->strs[f].len)) {
       return NULL; /* out of memory: the usual path reports it */
+    }
   }
   return next;
 }
@@ -336,6 +343,23 @@ static int refillable(const tfq_tensor *t, tfq_dtype dtype, const int64_t *dims,
 /* Decodes the n records of `src` into a new tuple (*out), or into `reuse` (its refillable
  * tensors refilled, the others replaced; *out = reuse).  `outs` (NULL: none): the columns with
  * outs[f].base set are written there instead (tfq__decode_csv_into_out). */
+/* Gives each distinct string output tensor of the columns scols[0..nscols) a reference to
+ * `holder` in its keep list, so that their strings may point into the bytes it holds.  1, or 0
+ * out of memory (then none may: the references taken stay until the tensors' reset, harmless). */
+static int keep_holder(tfq_tensor *const *sten, const size_t *scols, size_t nscols,
+                       tfq_tensor *holder) {
+  for (size_t k = 0; k < nscols; k++) {
+    tfq_tensor *t = sten[scols[k]];
+    size_t j = 0;
+    while (j < k && sten[scols[j]] != t) j++;
+    if (j < k) continue; /* a stacked tensor already given one */
+    if (tfq__tensor_keep_reserve(t, 1)) return 0;
+    tfq_tensor *ref = tfq_tensor_ref(holder);
+    tfq__tensor_keep_take(t, &ref, 1);
+  }
+  return 1;
+}
+
 static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const int64_t *dims,
                        int rank, tfq__csv_path path, tfq_tuple *reuse, const tfq__csv_out *outs,
                        tfq_tuple **out, tfq_status *st) {
@@ -430,8 +454,12 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
   size_t nscols = 0;
   for (size_t f = 0; f < ncol; f++)
     if (o->defs[f].dtype == TFQ_STRING) scols[nscols++] = f;
-  fused_ctx fr = {o->defs, ncol, delim, q,     na,    na_len, data,
-                  stride,  sten, NULL,  spans, scols, nscols};
+  fused_ctx fr = {o->defs, ncol, delim, q,     na,     na_len, data, stride,
+                  sten,    NULL, spans, scols, nscols, NULL,   NULL};
+  if (src->kind == 3 && src->holder && fused && keep_holder(sten, scols, nscols, src->holder)) {
+    fr.view_lo = src->cur;
+    fr.view_hi = src->end;
+  }
   size_t count = n;
   for (size_t i = 0; i < n; i++) {
     const char *rec;
@@ -566,7 +594,7 @@ fail:
 tfq_code tfq__decode_csv_path(const tfq_csv_options *o, const char *const *recs, const size_t *lens,
                               size_t n, const int64_t *dims, int rank, tfq__csv_path path,
                               tfq_tuple **out, tfq_status *st) {
-  rec_src s = {0, recs, lens, NULL, NULL, NULL, 0};
+  rec_src s = {0, recs, lens, NULL, NULL, NULL, 0, NULL};
   return decode(o, &s, n, dims, rank, path, NULL, NULL, out, st);
 }
 
@@ -577,7 +605,7 @@ tfq_code tfq_decode_csv(const tfq_csv_options *o, const tfq_tensor *records, tfq
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
                           "Expected records to be a string tensor, got %s",
                           tfq_dtype_name(tfq_tensor_dtype(records)));
-  rec_src s = {1, NULL, NULL, tfq__strs(records), NULL, NULL, 0};
+  rec_src s = {1, NULL, NULL, tfq__strs(records), NULL, NULL, 0, NULL};
   return decode(o, &s, (size_t)tfq_tensor_num_elements(records), tfq_tensor_dims(records),
                 tfq_tensor_rank(records), TFQ__PATH_AUTO, NULL, NULL, out, st);
 }
@@ -589,7 +617,7 @@ tfq_code tfq_decode_csv_into(const tfq_csv_options *o, const tfq_tensor *records
                           "Expected records to be a string tensor, got %s",
                           tfq_dtype_name(tfq_tensor_dtype(records)));
   if (!dst) return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "dst must not be NULL");
-  rec_src s = {1, NULL, NULL, tfq__strs(records), NULL, NULL, 0};
+  rec_src s = {1, NULL, NULL, tfq__strs(records), NULL, NULL, 0, NULL};
   tfq_tuple *out;
   return decode(o, &s, (size_t)tfq_tensor_num_elements(records), tfq_tensor_dims(records),
                 tfq_tensor_rank(records), TFQ__PATH_AUTO, dst, NULL, &out, st);
@@ -616,7 +644,7 @@ static int bad_outs(const tfq_csv_options *o, const tfq_tuple *dst, const tfq__c
 tfq_code tfq__decode_csv_into_out(const tfq_csv_options *o, const tfq_tensor *records,
                                   tfq_tuple *dst, const tfq__csv_out *outs, tfq_status *st) {
   if (bad_outs(o, dst, outs, st)) return TFQ_INVALID_ARGUMENT;
-  rec_src s = {1, NULL, NULL, tfq__strs(records), NULL, NULL, 0};
+  rec_src s = {1, NULL, NULL, tfq__strs(records), NULL, NULL, 0, NULL};
   tfq_tuple *out;
   return decode(o, &s, (size_t)tfq_tensor_num_elements(records), tfq_tensor_dims(records),
                 tfq_tensor_rank(records), TFQ__PATH_AUTO, dst, outs, &out, st);
@@ -629,55 +657,34 @@ tfq_dtype tfq__csv_column_dtype(const tfq_csv_options *o, size_t f) {
 tfq_code tfq_decode_csv_lines(const tfq_csv_options *o, const char *const *lines,
                               const size_t *lens, size_t n, tfq_tuple **out, tfq_status *st) {
   int64_t dim = (int64_t)n;
-  rec_src s = {0, lines, lens, NULL, NULL, NULL, 0};
+  rec_src s = {0, lines, lens, NULL, NULL, NULL, 0, NULL};
   return decode(o, &s, n, &dim, 1, TFQ__PATH_AUTO, NULL, NULL, out, st);
 }
 
 tfq_code tfq_decode_csv_record(const tfq_csv_options *o, const char *rec, size_t len,
                                tfq_tuple **out, tfq_status *st) {
-  rec_src s = {0, &rec, &len, NULL, NULL, NULL, 0};
+  rec_src s = {0, &rec, &len, NULL, NULL, NULL, 0, NULL};
   return decode(o, &s, 1, NULL, 0, TFQ__PATH_AUTO, NULL, NULL, out, st);
-}
-
-/* The lines of buf[0, len) (len >= 1): its '\n's, and one more for a last line without one.
- * The '\n's are counted 16 bytes at a time (byte counters of up to 255 blocks, then summed):
- * a memchr call a line took ~3% more of tfq_decode_csv_buffer's CPU on ~100-byte lines. */
-static size_t count_lines(const char *buf, size_t len) {
-  size_t n = 0, i = 0;
-#if defined(__SSE2__)
-  const __m128i vn = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
-  while (len - i >= 16) {
-    size_t blocks = (len - i) / 16;
-    if (blocks > 255) blocks = 255;
-    __m128i acc = zero; /* per byte lane: the '\n's seen there, at most 255 */
-    for (size_t b = 0; b < blocks; b++, i += 16)
-      acc = _mm_sub_epi8(
-          acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(buf + i)), vn));
-    __m128i sums = _mm_sad_epu8(acc, zero); /* two 64-bit lanes, each a sum of 8 bytes */
-    n += (size_t)_mm_cvtsi128_si32(sums) + (size_t)_mm_extract_epi16(sums, 4);
-  }
-#endif
-  for (; i < len; i++) n += buf[i] == '\n';
-  return n + (buf[len - 1] != '\n');
 }
 
 tfq_code tfq_decode_csv_buffer(const tfq_csv_options *o, const char *buf, size_t len,
                                tfq_tuple **out, tfq_status *st) {
-  size_t n = len ? count_lines(buf, len) : 0;
+  size_t n = len ? tfq__csv_count_lines(buf, len) : 0;
   int64_t dim = (int64_t)n;
-  rec_src s = {2, NULL, NULL, NULL, buf, buf + len, 0};
+  rec_src s = {2, NULL, NULL, NULL, buf, buf + len, 0, NULL};
   return decode(o, &s, n, &dim, 1, TFQ__PATH_AUTO, NULL, NULL, out, st);
 }
 
-tfq_code tfq__decode_csv_span(const tfq_csv_options *o, const char *buf, size_t len, size_t n,
-                              tfq_tuple *dst, const tfq__csv_out *outs, size_t *count, size_t *used,
+tfq_code tfq__decode_csv_span(const tfq_csv_options *o, const char *buf, size_t len,
+                              tfq_tensor *holder, size_t n, tfq_tuple *dst,
+                              const tfq__csv_out *outs, size_t *count, size_t *used,
                               tfq_status *st) {
   *count = *used = 0;
   if (!len || buf[len - 1] != '\n')
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "the span must end with a line's '\\n'");
   if (outs && bad_outs(o, dst, outs, st)) return TFQ_INVALID_ARGUMENT;
   int64_t dim = (int64_t)n;
-  rec_src s = {3, NULL, NULL, NULL, buf, buf + len, 0};
+  rec_src s = {3, NULL, NULL, NULL, buf, buf + len, 0, holder};
   tfq_tuple *out;
   tfq_code c = decode(o, &s, n, &dim, 1, TFQ__PATH_AUTO, dst, outs, &out, st);
   if (!c) {

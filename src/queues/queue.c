@@ -966,14 +966,16 @@ static int long_strings(const tfq_tensor *t, int64_t rows) {
   return 0;
 }
 
-/* A tuple as `t`, but each string component that views bytes it does not own (a batch dequeued
- * "_into": tfq__tensor_borrows) replaced by a copy that owns them, so that rows held by this
- * queue keep alive their own bytes, not every tensor the batch borrowed from; NULL in *out when
- * no component borrows. */
+/* A tuple as `t`, but each string component that views bytes of several other tensors (a batch
+ * dequeued "_into": tfq__tensor_keeps_several) replaced by a copy that owns them, so that rows
+ * held by this queue keep alive their own bytes, not every tensor the batch borrowed from; NULL
+ * in *out when no component does.  A component that borrows from one tensor (a decode step's
+ * strings in its read buffer, a FIFO batch from one enqueued batch) is queued as it is: its rows
+ * keep that one alive. */
 static tfq_code owned_strings(const tfq_tuple *t, tfq_tuple **out, tfq_status *st) {
   *out = NULL;
   for (size_t i = 0; i < t->n; i++) {
-    if (t->c[i]->dtype != TFQ_STRING || !tfq__tensor_borrows(t->c[i])) continue;
+    if (t->c[i]->dtype != TFQ_STRING || !tfq__tensor_keeps_several(t->c[i])) continue;
     tfq_code c;
     if (!*out) {
       if ((c = tfq_tuple_new(t->n, out, st))) return c;

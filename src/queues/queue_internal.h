@@ -77,6 +77,9 @@ struct tfq__attempt {
  *    among its rows: no allocation and no copy on the way in) or, for a batch of long strings,
  *    a row sliced off it (so that one row left in a shuffle pool does not pin a whole batch).
  *    A dequeue copies the bytes into its result once, outside the lock, then drops the refs;
+ *    a dequeue into a batch refilled in place (_into) copies none: the batch keeps the refs
+ *    (tfq__tensor_keep_take) until its next refill, and an enqueue of such a borrowing tensor
+ *    copies its strings first (owned_strings);
  *  - boxed (any other shape): `refs` holds one element tensor a row. */
 typedef struct tfq__store {
   int dense;         /* fixed-size numeric rows copied in and out */

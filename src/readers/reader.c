@@ -380,8 +380,8 @@ tfq_code tfq__reader_take_lines(tfq_reader *r, tfq_tensor *vt, int64_t *m, int64
   return TFQ_OK;
 }
 
-int tfq__reader_lines_begin(tfq_reader *r, size_t want, const char **buf, size_t *len,
-                            int *at_end) {
+int tfq__reader_lines_begin(tfq_reader *r, size_t want, const char **buf, size_t *len, int *at_end,
+                            tfq_tensor **holder) {
   tfq__lock(&r->mu);
   size_t cap = r->in ? tfq__instream_capacity(r->in) : 0;
   /* Several threads taking lines (TF's shuffle_batch(num_threads=N) over one reader): each decodes
@@ -414,6 +414,7 @@ int tfq__reader_lines_begin(tfq_reader *r, size_t want, const char **buf, size_t
   *buf = b;
   *len = (size_t)(nl + 1 - b);
   *at_end = avail < want;
+  *holder = tfq__instream_holder(r->in);
   return 1;
 }
 

@@ -41,6 +41,10 @@ uint64_t tfq__instream_pos(const tfq__instream *s);
 size_t tfq__instream_capacity(const tfq__instream *s);
 /* Shrinks a buffer that grew past its initial size back (when nothing large is buffered). */
 void tfq__instream_trim(tfq__instream *s);
+/* The uint8 tensor whose data the buffer is (borrowed).  A reference taken to it keeps the bytes
+ * consumed so far where they are, unchanged: while anyone else holds it the stream never writes
+ * over them (it moves the unread bytes to a new buffer instead). */
+tfq_tensor *tfq__instream_holder(const tfq__instream *s);
 
 /* Buffered (optionally deflating) output for the TFRecord writer. */
 typedef struct tfq__outstream tfq__outstream;

@@ -27,7 +27,9 @@ tfq_code tfq__reader_take_lines(tfq_reader *r, tfq_tensor *vt, int64_t *m, int64
 /* For the read-decode op, to decode lines where they lie in a TextLineReader's buffer (no copy,
  * no string tensor of them): when the reader is in the middle of a work unit with no error
  * pending, returns 1 with the reader's lock HELD and *buf and *len the buffered bytes up to and
- * including the last '\n' (at least one whole line).  Reads more first when fewer than `want`
+ * including the last '\n' (at least one whole line), and *holder the tensor holding them
+ * (borrowed: a reference taken to it keeps those bytes in place, unchanged, after the lines are
+ * consumed, so that decoded strings may point into them).  Reads more first when fewer than `want`
  * bytes are buffered (a `want` over the buffer's size, SIZE_MAX included: as many as the buffer
  * holds); *at_end: fewer than that were there to read (the file ends, or an error waits in the
  * stream).  Returns 0, lock not held, whenever the
@@ -37,7 +39,8 @@ tfq_code tfq__reader_take_lines(tfq_reader *r, tfq_tensor *vt, int64_t *m, int64
  * tfq__reader_take_lines: a reader shared by several threads must not hold its lock through one
  * thread's decode).  The caller must call tfq__reader_lines_end() after every 1, from the same
  * thread, and touch nothing else of the reader in between.  Thread-safety: any. */
-int tfq__reader_lines_begin(tfq_reader *r, size_t want, const char **buf, size_t *len, int *at_end);
+int tfq__reader_lines_begin(tfq_reader *r, size_t want, const char **buf, size_t *len, int *at_end,
+                            tfq_tensor **holder);
 
 /* Ends tfq__reader_lines_begin(): the first `count` lines (`used` bytes, whole lines) of its span
  * are taken, as a read_up_to would take them (count 0: nothing); *first = the 1-based line number

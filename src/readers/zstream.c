@@ -88,12 +88,20 @@ static const char *comp_name(tfq_compression c) {
 
 /* ---- input ---- */
 
+/* A buffer of `cap` bytes: the data of a new uint8 tensor (NULL out of memory). */
+static tfq_tensor *buf_new(size_t cap) {
+  int64_t d = (int64_t)cap;
+  tfq_tensor *t;
+  return tfq__tensor_alloc(TFQ_UINT8, &d, 1, 0, &t, NULL) ? NULL : t;
+}
+
 struct tfq__instream {
   int fd;
   char *path;
   tfq_compression comp;
   int tf_compat;
-  char *buf; /* decompressed bytes [pos, len) are unread */
+  char *buf;          /* decompressed bytes [pos, len) are unread */
+  tfq_tensor *holder; /* a uint8 tensor whose data is buf (tfq__instream_holder) */
   size_t pos, len, cap, init_cap;
   uint64_t base; /* stream offset of buf[0] */
   int eof;       /* no more bytes will come */
@@ -162,7 +170,8 @@ tfq_code tfq__instream_open(const char *path, tfq_compression c, size_t bufsize,
   s->comp = c;
   s->tf_compat = tf_compat;
   s->path = tfq__strdup(path);
-  s->buf = tfq_malloc(bufsize);
+  s->holder = buf_new(bufsize);
+  s->buf = s->holder ? s->holder->data : NULL;
   s->cap = s->init_cap = bufsize;
   if (!s->path || !s->buf) goto oom;
   do /* a FIFO blocks in open(): retry when a signal without SA_RESTART interrupts it */
@@ -223,7 +232,7 @@ void tfq__instream_close(tfq__instream *s) {
   if (s->fd >= 0) close(s->fd);
   if (s->z_live) inflateEnd(&s->z);
   tfq_free(s->in);
-  tfq_free(s->buf);
+  tfq_tensor_free(s->holder);
   tfq_free(s->path);
   tfq_free(s);
 }
@@ -343,28 +352,40 @@ static void fill(tfq__instream *s) {
   }
 }
 
+/* Moves the unread bytes [pos, len) to the start of a buffer of `cap` (>= len - pos) bytes: this
+ * one, in place, when it keeps its size and nobody else holds it; otherwise a new one, so that
+ * bytes already consumed stay where they are for whoever holds the old one (string views of a
+ * decode step: tfq__instream_holder).  0, or -1 out of memory (nothing changed). */
+static int rebase(tfq__instream *s, size_t cap) {
+  size_t keep = s->len - s->pos;
+  if (cap == s->cap && tfq__tensor_sole(s->holder)) {
+    memmove(s->buf, s->buf + s->pos, keep);
+  } else {
+    tfq_tensor *t = buf_new(cap);
+    if (!t) return -1;
+    memcpy(t->data, s->buf + s->pos, keep);
+    tfq_tensor_free(s->holder);
+    s->holder = t;
+    s->buf = t->data;
+    s->cap = cap;
+  }
+  s->base += s->pos;
+  s->len = keep;
+  s->pos = 0;
+  return 0;
+}
+
 tfq_code tfq__instream_ensure(tfq__instream *s, size_t want, const char **p, size_t *avail,
                               tfq_status *st) {
   if (s->len - s->pos < want && !s->eof) {
-    if (s->pos > 0) {
-      memmove(s->buf, s->buf + s->pos, s->len - s->pos);
-      s->base += s->pos;
-      s->len -= s->pos;
-      s->pos = 0;
-    }
+    if (s->pos > 0 && rebase(s, s->cap)) return TFQ__OOM(st);
     while (s->len < want && !s->eof) {
-      if (s->len == s->cap) {
-        /* Grow as the bytes arrive, not to `want` at once: a length read from a corrupt file
-         * (a TFRecord header) must not allocate memory the file does not back.  The buffer is
-         * full of bytes read, so doubling it allocates at most twice what the file has given;
-         * growing only to `want` would crawl when callers ask for one byte more at a time (a
-         * line reader looking for the end of a long line: one read() per byte). */
-        size_t nc = s->cap * 2;
-        char *nb = tfq_realloc(s->buf, nc);
-        if (!nb) return TFQ__OOM(st);
-        s->buf = nb;
-        s->cap = nc;
-      }
+      /* Grow as the bytes arrive, not to `want` at once: a length read from a corrupt file (a
+       * TFRecord header) must not allocate memory the file does not back.  The buffer is full of
+       * bytes read, so doubling it allocates at most twice what the file has given; growing only
+       * to `want` would crawl when callers ask for one byte more at a time (a line reader
+       * looking for the end of a long line: one read() per byte). */
+      if (s->len == s->cap && rebase(s, s->cap * 2)) return TFQ__OOM(st);
       fill(s);
     }
   }
@@ -385,7 +406,7 @@ const char *tfq__instream_peek(tfq__instream *s, size_t *avail) {
 
 void tfq__instream_consume(tfq__instream *s, size_t n) {
   s->pos += n;
-  if (s->pos == s->len) {
+  if (s->pos == s->len && tfq__tensor_sole(s->holder)) { /* else the next ensure moves on */
     s->base += s->pos;
     s->pos = s->len = 0;
   }
@@ -396,15 +417,10 @@ size_t tfq__instream_capacity(const tfq__instream *s) { return s->cap; }
 
 void tfq__instream_trim(tfq__instream *s) {
   if (s->cap <= s->init_cap || s->len - s->pos > s->init_cap) return;
-  memmove(s->buf, s->buf + s->pos, s->len - s->pos);
-  s->base += s->pos;
-  s->len -= s->pos;
-  s->pos = 0;
-  char *nb = tfq_realloc(s->buf, s->init_cap);
-  if (!nb) return;
-  s->buf = nb;
-  s->cap = s->init_cap;
+  (void)rebase(s, s->init_cap); /* out of memory: the grown buffer stays */
 }
+
+tfq_tensor *tfq__instream_holder(const tfq__instream *s) { return s->holder; }
 
 /* ---- output ---- */
 

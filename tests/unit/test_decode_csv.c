@@ -1011,7 +1011,7 @@ Test(decode_csv,
   cr_assert_eq(tfq__decode_csv_into_out(o, r, dst, numeric_with_tensor, st), TFQ_INVALID_ARGUMENT);
   cr_assert_str_eq(tfq_status_message(st), msg[1]);
   size_t count, used;
-  cr_assert_eq(tfq__decode_csv_span(o, "1,2,a\n", 6, 1, dst, bad, &count, &used, st),
+  cr_assert_eq(tfq__decode_csv_span(o, "1,2,a\n", 6, NULL, 1, dst, bad, &count, &used, st),
                TFQ_INVALID_ARGUMENT);
   cr_assert_str_eq(tfq_status_message(st), msg[0]);
   tfq_tensor_free(strs);
@@ -1084,8 +1084,8 @@ Test(decode_csv, span_puts_string_columns_row_by_row_into_one_stacked_tensor) {
   tfq_tuple *t;
   size_t count, used;
   cr_assert_eq(tfq_tuple_new(3, &t, NULL), TFQ_OK);
-  cr_assert_eq(tfq__decode_csv_span(o, buf, strlen(buf), 3, t, outs, &count, &used, st), TFQ_OK,
-               "%s", tfq_status_message(st));
+  cr_assert_eq(tfq__decode_csv_span(o, buf, strlen(buf), NULL, 3, t, outs, &count, &used, st),
+               TFQ_OK, "%s", tfq_status_message(st));
   cr_assert(count == 3 && used == strlen(buf), "%zu lines, %zu bytes", count, used);
   expect_i32(t, 0, I32(1, 2, 3));
   static const char *const want[6] = {"ab", "c", "d", "de", "fgh", "e"};
@@ -1175,7 +1175,11 @@ static void span_agrees(tfq_csv_options *o, const char *buf, size_t len, int64_t
   cr_assert_eq(tfq_tuple_new(ncol, &want, NULL), TFQ_OK);
   cr_assert_eq(tfq_tuple_new(ncol, &got, NULL), TFQ_OK);
   tfq_code cw = tfq_decode_csv_into(o, recs, want, st);
-  tfq_code cg = tfq__decode_csv_span(o, buf, len, (size_t)n, got, NULL, &count, &used, st2);
+  /* with a holder of the bytes: the string fields it can take as they are point into buf */
+  int64_t one = 1;
+  tfq_tensor *holder;
+  cr_assert_eq(tfq_tensor_new(TFQ_UINT8, &one, 1, &holder, NULL), TFQ_OK);
+  tfq_code cg = tfq__decode_csv_span(o, buf, len, holder, (size_t)n, got, NULL, &count, &used, st2);
   cr_assert_eq(cg, cw, "%s: %s / %s", what, tfq_status_message(st2), tfq_status_message(st));
   if (cw) {
     cr_assert_str_eq(tfq_status_message(st2), tfq_status_message(st), "%s", what);
@@ -1205,6 +1209,9 @@ static void span_agrees(tfq_csv_options *o, const char *buf, size_t len, int64_t
   tfq_status_free(st2);
   tfq_tuple_free(want);
   tfq_tuple_free(got);
+  cr_assert_eq(tfq_tensor_refcount(holder), 1, "%s: the outputs gone, nothing keeps the holder",
+               what);
+  tfq_tensor_free(holder);
   tfq_tensor_free(recs);
 }
 
@@ -1266,12 +1273,14 @@ Test(decode_csv, span_stops_after_n_lines_and_at_the_spans_end) {
   tfq_tuple *t;
   size_t count, used;
   cr_assert_eq(tfq_tuple_new(2, &t, NULL), TFQ_OK);
-  cr_assert_eq(tfq__decode_csv_span(o, buf, strlen(buf), 2, t, NULL, &count, &used, st), TFQ_OK);
+  cr_assert_eq(tfq__decode_csv_span(o, buf, strlen(buf), NULL, 2, t, NULL, &count, &used, st),
+               TFQ_OK);
   cr_assert(count == 2 && used == 10, "%zu lines, %zu bytes", count, used);
   expect_i32(t, 0, I32(1, 2));
   expect_str(t, 1, STR("a", "bb"));
   /* more lines asked for than the span holds: all of them, the rest of the rows unspecified */
-  cr_assert_eq(tfq__decode_csv_span(o, buf, strlen(buf), 5, t, NULL, &count, &used, st), TFQ_OK);
+  cr_assert_eq(tfq__decode_csv_span(o, buf, strlen(buf), NULL, 5, t, NULL, &count, &used, st),
+               TFQ_OK);
   cr_assert(count == 3 && used == strlen(buf), "%zu lines, %zu bytes", count, used);
   cr_assert_eq(tfq_tensor_num_elements(tfq_tuple_get(t, 0)), 5);
   const int32_t *v = tfq_tensor_cdata(tfq_tuple_get(t, 0));
@@ -1280,7 +1289,7 @@ Test(decode_csv, span_stops_after_n_lines_and_at_the_spans_end) {
   const char *x = tfq_tensor_string(tfq_tuple_get(t, 1), 2, &l);
   cr_assert(l == 1 && x[0] == 'x', "the default");
   /* a span must end with a whole line */
-  cr_assert_eq(tfq__decode_csv_span(o, buf, strlen(buf) - 1, 5, t, NULL, &count, &used, st),
+  cr_assert_eq(tfq__decode_csv_span(o, buf, strlen(buf) - 1, NULL, 5, t, NULL, &count, &used, st),
                TFQ_INVALID_ARGUMENT);
   cr_assert_str_eq(tfq_status_message(st), "the span must end with a line's '\\n'");
   cr_assert(count == 0 && used == 0);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "helpers.h"
+#include "readers/readers_internal.h"
 #include "readers_util.h"
 
 TestSuite(reader_edges, .init = tmp_setup, .fini = tmp_teardown);
@@ -624,3 +625,47 @@ Test(reader_edges, producer_of_one_epoch_accepts_a_queue_closed_behind_its_last_
   tfq_producer_options_free(o);
   tfq_status_free(st);
 }
+
+/* Bytes a reference to the stream's buffer holder keeps (string views of a decode step point
+ * into them) are never written over: a refill after they are consumed, the compaction of what is
+ * left and the growth for a long record all move on to a new buffer, while a buffer nobody else
+ * holds is reused in place.  Plain and gzip streams. */
+static void held_bytes_stay(int gz) {
+  char text[4096];
+  for (size_t i = 0; i < sizeof text; i++) text[i] = (char)('a' + (i * 7) % 26);
+  const char *p = gz ? write_compressed("held.gz", text, sizeof text, 1)
+                     : write_file("held.txt", text, sizeof text);
+  tfq__instream *in;
+  OK(tfq__instream_open(p, gz ? TFQ_COMPRESSION_GZIP : TFQ_COMPRESSION_NONE, 256, 0, 0, &in, NULL));
+  const char *b;
+  size_t avail;
+  OK(tfq__instream_ensure(in, 200, &b, &avail, NULL));
+  tfq_tensor *held = tfq_tensor_ref(tfq__instream_holder(in));
+  const char *kept = b; /* the first 200 bytes, consumed below */
+  tfq__instream_consume(in, 200);
+  OK(tfq__instream_ensure(in, 200, &b, &avail, NULL)); /* compacts: a new buffer */
+  cr_assert_neq(tfq__instream_holder(in), held, "a held buffer is not compacted in place");
+  cr_assert(memcmp(b, text + 200, 200) == 0);
+  tfq__instream_consume(in, avail); /* all of it: nothing held, the next refill reuses it */
+  tfq_tensor *now = tfq__instream_holder(in);
+  OK(tfq__instream_ensure(in, 100, &b, &avail, NULL));
+  cr_assert_eq(tfq__instream_holder(in), now, "a buffer nobody holds is refilled in place");
+  tfq_tensor *held2 = tfq_tensor_ref(now);
+  const char *kept2 = b;
+  uint64_t at = tfq__instream_pos(in);
+  tfq__instream_consume(in, 50);
+  OK(tfq__instream_ensure(in, 1000, &b, &avail, NULL)); /* grows past 256 bytes */
+  cr_assert(avail >= 1000);
+  cr_assert(memcmp(b, text + at + 50, 1000) == 0);
+  cr_assert(memcmp(kept, text, 200) == 0, "the first held bytes are intact");
+  cr_assert(memcmp(kept2, text + at, 50) == 0, "the second held bytes are intact");
+  tfq_tensor_free(held);
+  tfq_tensor_free(held2);
+  tfq__instream_close(in);
+}
+
+Test(reader_edges, bytes_a_holder_keeps_survive_refills_compaction_and_growth) {
+  held_bytes_stay(0);
+}
+
+Test(reader_edges, bytes_a_holder_keeps_survive_refills_of_a_gzip_stream) { held_bytes_stay(1); }

@@ -443,10 +443,10 @@ Test(string_rows, back_to_back_strings_come_out_whole_across_empties_and_owners)
   tfq_spec_free(s);
 }
 
-/* Enqueues str_batch(n, 0, 0) into `q` and returns a new reference to its string tensor, which
- * the queued rows reference once each. */
-static tfq_tensor *enqueue_kept(tfq_queue *q, int64_t n) {
-  tfq_tuple *b = str_batch(n, 0, 0);
+/* Enqueues str_batch(n, base, 0) into `q` and returns a new reference to its string tensor,
+ * which the queued rows reference once each. */
+static tfq_tensor *enqueue_kept(tfq_queue *q, int64_t n, int64_t base) {
+  tfq_tuple *b = str_batch(n, base, 0);
   tfq_tensor *src = tfq_tensor_ref(tfq_tuple_get(b, 0));
   OK(tfq_queue_enqueue_many(q, b, NULL, NOTIMEOUT, NULL));
   tfq_tuple_free(b);
@@ -461,7 +461,7 @@ Test(string_rows,
      a_refilled_batch_views_its_rows_bytes_and_keeps_their_owner_until_the_next_refill) {
   tfq_spec *s = str_spec();
   tfq_queue *q = fifo(s, 100);
-  tfq_tensor *src = enqueue_kept(q, 8);
+  tfq_tensor *src = enqueue_kept(q, 8, 0);
   tfq_tuple *dst;
   OK(tfq_tuple_new(2, &dst, NULL));
   OK(tfq_queue_dequeue_many_into(q, 3, dst, NULL, NOTIMEOUT, NULL));
@@ -480,18 +480,19 @@ Test(string_rows,
   tfq_spec_free(s);
 }
 
-/* A refilled batch whose strings borrow is enqueued again, as a batch and as one element: the
- * second queue's rows own copies of the strings, so they keep neither the batch nor the tensors it
- * borrowed from, and come out with the right bytes after both are gone. */
+/* A refilled batch whose strings borrow from several tensors is enqueued again, as a batch and
+ * as one element: the second queue's rows own copies of the strings, so they keep neither the
+ * batch nor the tensors it borrowed from, and come out with the right bytes after both are gone.
+ * A batch that borrows from one tensor is queued as it is (its rows keep it, and so that one). */
 Test(string_rows,
-     enqueueing_a_borrowing_batch_copies_its_strings_so_the_queue_pins_only_their_bytes) {
+     enqueueing_a_batch_borrowing_from_several_copies_its_strings_so_the_queue_pins_only_them) {
   tfq_spec *s = str_spec();
   tfq_queue *q = fifo(s, 100);
-  tfq_tensor *src = enqueue_kept(q, 4);
+  tfq_tensor *src[2] = {enqueue_kept(q, 2, 0), enqueue_kept(q, 2, 2)};
   tfq_tuple *dst;
   OK(tfq_tuple_new(2, &dst, NULL));
   OK(tfq_queue_dequeue_many_into(q, 4, dst, NULL, NOTIMEOUT, NULL));
-  cr_assert_eq(tfq_tensor_refcount(src), 1 + 4);
+  cr_assert_eq(tfq_tensor_refcount(src[0]), 1 + 2);
   tfq_queue *q2 = fifo(s, 100);
   OK(tfq_queue_enqueue_many(q2, dst, NULL, NOTIMEOUT, NULL));
   int64_t sd[2] = {4, 2}, id[1] = {4};
@@ -502,8 +503,10 @@ Test(string_rows,
   tfq_tuple_free(dst);
   cr_assert_eq(tfq_tensor_refcount(batch), 1, "no queued row shares the borrowing batch");
   tfq_tensor_free(batch);
-  cr_assert_eq(tfq_tensor_refcount(src), 1, "nor the tensor it borrowed from");
-  tfq_tensor_free(src);
+  for (int k = 0; k < 2; k++) {
+    cr_assert_eq(tfq_tensor_refcount(src[k]), 1, "nor the tensors it borrowed from");
+    tfq_tensor_free(src[k]);
+  }
   tfq_tuple *out;
   OK(tfq_queue_dequeue_many(q2, 4, &out, NULL, NOTIMEOUT, NULL));
   for (int r = 0; r < 4; r++) expect_row(out, r, r, 0);
@@ -512,6 +515,19 @@ Test(string_rows,
   cr_assert_eq(tfq_tensor_dim(tfq_tuple_get(out, 0), 0), 4);
   for (int r = 0; r < 4; r++) expect_row(out, r, r, 0);
   tfq_tuple_free(out);
+  /* borrowing from one tensor: shared, not copied */
+  tfq_tensor *one = enqueue_kept(q, 3, 10);
+  OK(tfq_tuple_new(2, &dst, NULL));
+  OK(tfq_queue_dequeue_many_into(q, 3, dst, NULL, NOTIMEOUT, NULL));
+  OK(tfq_queue_enqueue_many(q2, dst, NULL, NOTIMEOUT, NULL));
+  cr_assert_eq(tfq_tensor_refcount(tfq_tuple_get(dst, 0)), 1 + 3, "one reference a queued row");
+  tfq_tuple_free(dst);
+  cr_assert_eq(tfq_tensor_refcount(one), 1 + 3, "kept through the queued batch");
+  OK(tfq_queue_dequeue_many(q2, 3, &out, NULL, NOTIMEOUT, NULL));
+  for (int r = 0; r < 3; r++) expect_row(out, r, 10 + r, 0);
+  tfq_tuple_free(out);
+  cr_assert_eq(tfq_tensor_refcount(one), 1);
+  tfq_tensor_free(one);
   tfq_queue_free(q3);
   tfq_queue_free(q2);
   tfq_queue_free(q);
