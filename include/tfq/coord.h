@@ -304,7 +304,9 @@ TFQ_API tfq_code tfq_batcher_next(tfq_batcher *b, tfq_tuple **out, tfq_status *s
 /* As tfq_batcher_next(), into `dst`, a tuple with one slot per component that the caller keeps
  * across calls: tensors of the batch's shape that only `dst` references are refilled in place
  * (tfq_queue_dequeue_many_into() / tfq_queue_dequeue_up_to_into()), so that a steady consumer
- * allocates (almost) nothing.  Take a reference to keep a batch beyond the next call.
+ * allocates (almost) nothing.  Take a reference to keep a batch beyond the next call.  String
+ * components point at their rows' bytes and keep the tensors holding them until the next refill
+ * (see tfq_queue_dequeue_many_into()).
  * @return as tfq_batcher_next(), plus INVALID_ARGUMENT "Wrong number of components in tuple.
  *         Expected k, got m".
  * Ownership: `dst` borrowed; on failure its slots hold tensors of unspecified contents.
