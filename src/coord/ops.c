@@ -544,6 +544,24 @@ static void trim_rows(tfq_read_decode_op *op, tfq_tuple *cols, tfq_tensor **dire
   }
 }
 
+/* Whether a step's strings may point into the reader's buffer, uncopied (each string tensor
+ * then keeps the buffer it points into).  Yes when the target lets its rows go in order (FIFO
+ * kinds: a buffer is freed once the consumer has passed its rows).  A shuffle pool keeps rows
+ * for long, each keeping its whole buffer (on ~100-byte lines about 3-4 times the strings a
+ * copy would keep), and a step lives until its last row is drawn: tfq-cat on the mixed set kept
+ * ~2 MB more with its default pool of 3,048 rows, 6 MB with 6,048 and 31 MB with 32,048.  So
+ * only a pool whose capacity holds at most VIEW_POOL_BYTES of lines (est bytes a line; tfq-cat's
+ * default pools) takes views; a larger pool, or a priority heap, copies the strings and keeps
+ * memory in proportion to its rows. */
+#define VIEW_POOL_BYTES ((int64_t)512 << 10)
+static int views_ok(const tfq_read_decode_op *op, size_t est) {
+  tfq_queue_kind kind = tfq_queue_get_kind(op->target);
+  if (kind == TFQ_QUEUE_FIFO || kind == TFQ_QUEUE_PADDING_FIFO) return 1;
+  int64_t cap = tfq_queue_capacity(op->target);
+  return kind == TFQ_QUEUE_RANDOM_SHUFFLE && est && cap > 0 &&
+         cap <= VIEW_POOL_BYTES / (int64_t)est;
+}
+
 /* The path for text lines decoded where they lie (readers_shared.h, tfq__reader_lines_begin):
  * neither a copy of the lines nor a scan for their ends of its own (the decoder finds them as it
  * goes), under the reader's lock.  A step takes op->batch whole lines, or as many as the reader's
@@ -563,12 +581,7 @@ static tfq_code span_step(tfq_read_decode_op *op, tfq_cancel *cancel, int *handl
   int64_t first;
   tfq_tensor *holder;
   if (!tfq__reader_lines_begin(op->reader, want, &buf, &len, &at_end, &holder)) return TFQ_OK;
-  /* The step's strings point into the reader's buffer, uncopied, when the target lets its rows go
-   * in order (FIFO kinds: each buffer is freed once the consumer has passed its rows).  A shuffle
-   * pool or a priority heap keeps rows for long, each pinning its whole buffer (~4x a step's
-   * strings): there the strings are copied, so that its memory stays in proportion to its rows. */
-  tfq_queue_kind kind = tfq_queue_get_kind(op->target);
-  if (kind != TFQ_QUEUE_FIFO && kind != TFQ_QUEUE_PADDING_FIFO) holder = NULL;
+  if (!views_ok(op, est)) holder = NULL;
   /* a file's last lines, most likely fewer than b (tried once while the size of a line is not
    * known: a short span then teaches it) */
   if (at_end && est && len / est < b) {
