@@ -13,9 +13,8 @@ typedef struct mapping {
   size_t n;
   int stack;
   int direct; /* lines_step decodes the columns straight into the stacked component (plan_direct) */
-  /* the last stacked component: numbers the queue copied, refilled; a direct string component
-   * (the queue shares its rows), refilled once the queue lets go of it, parked until then */
-  _Atomic(tfq_tensor *) spare;
+  _Atomic(tfq_tensor *) spare; /* the last stacked component, refilled (strings: parked until
+                                * the queue lets go of its rows) */
 } mapping;
 
 struct tfq_read_decode_op {
@@ -544,15 +543,9 @@ static void trim_rows(tfq_read_decode_op *op, tfq_tuple *cols, tfq_tensor **dire
   }
 }
 
-/* Whether a step's strings may point into the reader's buffer, uncopied (each string tensor
- * then keeps the buffer it points into).  Yes when the target lets its rows go in order (FIFO
- * kinds: a buffer is freed once the consumer has passed its rows).  A shuffle pool keeps rows
- * for long, each keeping its whole buffer (on ~100-byte lines about 3-4 times the strings a
- * copy would keep), and a step lives until its last row is drawn: tfq-cat on the mixed set kept
- * ~2 MB more with its default pool of 3,048 rows, 6 MB with 6,048 and 31 MB with 32,048.  So
- * only a pool whose capacity holds at most VIEW_POOL_BYTES of lines (est bytes a line; tfq-cat's
- * default pools) takes views; a larger pool, or a priority heap, copies the strings and keeps
- * memory in proportion to its rows. */
+/* Whether a step's strings may point into the reader's buffer, uncopied: for a FIFO, and for a
+ * shuffle pool of at most VIEW_POOL_BYTES of lines (each row keeps its whole buffer alive;
+ * docs/performance.md, tenth pass); a larger pool or a priority heap copies them. */
 #define VIEW_POOL_BYTES ((int64_t)512 << 10)
 static int views_ok(const tfq_read_decode_op *op, size_t est) {
   tfq_queue_kind kind = tfq_queue_get_kind(op->target);
@@ -562,12 +555,10 @@ static int views_ok(const tfq_read_decode_op *op, size_t est) {
          cap <= VIEW_POOL_BYTES / (int64_t)est;
 }
 
-/* The path for text lines decoded where they lie (readers_shared.h, tfq__reader_lines_begin):
- * neither a copy of the lines nor a scan for their ends of its own (the decoder finds them as it
- * goes), under the reader's lock.  A step takes op->batch whole lines, or as many as the reader's
- * full buffer holds (long lines: a shorter step rather than the copying path); when a file's last
- * lines are fewer, or a line does not decode, nothing is taken and lines_step takes what is
- * there, and locates the error.  *handled 0: the ordinary paths are needed (nothing was read). */
+/* Text lines decoded where they lie in the reader's buffer, under its lock (no copy, no scan:
+ * tfq__reader_lines_begin): op->batch whole lines a step, or what the full buffer holds (long
+ * lines).  A file's last few lines or a line that does not decode: nothing taken, lines_step
+ * decodes them or locates the error.  *handled 0: the ordinary paths are needed. */
 static tfq_code span_step(tfq_read_decode_op *op, tfq_cancel *cancel, int *handled,
                           tfq_status *st) {
   *handled = 0;
