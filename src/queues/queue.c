@@ -1206,13 +1206,7 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
     if (reuse && reusable_as(dst->c[i], k, many, n)) {
       /* its strings are all rewritten by the take (rows and str_settle), or set to "" by
        * str_clear when the dequeue fails; the owners it kept are dropped */
-      if (q->st[i].str) {
-        tfq__tensor_arena_reset(dst->c[i]);
-        if (many && tfq__tensor_keep_reserve(dst->c[i], (size_t)n)) {
-          clear_reused(q, dst, ncomp);
-          return TFQ__OOM(st);
-        }
-      }
+      if (q->st[i].str) tfq__tensor_arena_reset(dst->c[i]);
       continue;
     }
     if (reuse) {
@@ -1224,8 +1218,6 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
     if (many) dims[r++] = n;
     for (int d = 0; d < k->rank; d++) dims[r++] = k->dims[d];
     c = tfq__tensor_alloc(k->dtype, dims, r, 0, &dst->c[i], st);
-    if (!c && reuse && many && q->st[i].str && tfq__tensor_keep_reserve(dst->c[i], (size_t)n))
-      c = TFQ__OOM(st);
     if (c) {
       if (!reuse)
         tfq_tuple_free(dst);
@@ -1234,6 +1226,14 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
       return c;
     }
   }
+  /* A batch kept across calls borrows its strings instead of copying them (below): room for the
+   * owners its string components will keep. */
+  const int borrow = reuse && many;
+  for (size_t i = 0; borrow && i < ncomp; i++)
+    if (q->st[i].str && tfq__tensor_keep_reserve(dst->c[i], (size_t)n)) {
+      clear_reused(q, dst, ncomp);
+      return TFQ__OOM(st);
+    }
   if (!many && q->all_dense && ncomp <= FAST_MAX_COMPS) {
     void *rows[FAST_MAX_COMPS];
     for (size_t i = 0; i < ncomp; i++) rows[i] = dst->c[i]->data;
@@ -1293,7 +1293,7 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
           t->nelems = rows * (n ? t->nelems / n : 0);
           t->nbytes = q->st[i].dense ? (size_t)t->nelems * tfq_dtype_size(t->dtype) : 0;
         }
-        if (q->st[i].str && reuse && many) {
+        if (q->st[i].str && borrow) {
           /* A batch kept across calls views its strings where the rows' owners hold them and
            * keeps those owners (room reserved above) until its next refill: no copy. */
           tfq__tensor_keep_take(dst->c[i], a.boxed_dst + i * (size_t)n, (size_t)rows);
