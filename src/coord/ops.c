@@ -544,9 +544,9 @@ static void trim_rows(tfq_read_decode_op *op, tfq_tuple *cols, tfq_tensor **dire
 }
 
 /* Whether a step's strings may point into the reader's buffer, uncopied: for a FIFO, and for a
- * shuffle pool of at most VIEW_POOL_BYTES of lines (each row keeps its whole buffer alive;
- * docs/performance.md, tenth pass); a larger pool or a priority heap copies them. */
-#define VIEW_POOL_BYTES ((int64_t)512 << 10)
+ * shuffle pool of at most VIEW_POOL_BYTES of lines (tfq-cat's, 2 readers; each row keeps its whole
+ * buffer alive: docs/performance.md, passes 10-11); a larger pool or a heap copies them. */
+#define VIEW_POOL_BYTES ((int64_t)1 << 20)
 static int views_ok(const tfq_read_decode_op *op, size_t est) {
   tfq_queue_kind kind = tfq_queue_get_kind(op->target);
   if (kind == TFQ_QUEUE_FIFO || kind == TFQ_QUEUE_PADDING_FIFO) return 1;

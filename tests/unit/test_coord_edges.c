@@ -9,6 +9,7 @@
 
 #include "coord/coord_internal.h"
 #include "helpers.h"
+#include "readers/readers_internal.h"
 #include "readers_util.h"
 
 static tfq_queue *float_queue(int64_t cap) { return scalar_fifo(TFQ_FLOAT, cap); }
@@ -638,6 +639,55 @@ static void *one_step(void *op) {
   cr_assert_eq(tfq_read_decode_step(op, NULL, st), TFQ_OK, "%s", tfq_status_message(st));
   tfq_status_free(st);
   return NULL;
+}
+
+/* How many references the reader's buffer has once steps of a small file (one buffer) sit in a
+ * RandomShuffleQueue of `capacity` rows: more than the stream's own when their strings point into
+ * it, one when they were copied. */
+static int64_t holder_refs_after_shuffle_steps(int64_t capacity) {
+  enum { N = 200 };
+  char text[N * 24];
+  size_t len = 0;
+  for (int i = 0; i < N; i++) len += (size_t)sprintf(text + len, "%d.5,0.25,s%d\n", i, i);
+  tfq_spec *sp = spec2(TFQ_FLOAT, 0, NULL, TFQ_FLOAT, 0, NULL);
+  OK(tfq_spec_add(sp, TFQ_STRING, NULL, 0, NULL, NULL));
+  tfq_queue_options *qo;
+  OK(tfq_queue_options_new(&qo, NULL));
+  tfq_queue_options_set_capacity(qo, capacity);
+  tfq_queue *q;
+  OK(tfq_queue_new(TFQ_QUEUE_RANDOM_SHUFFLE, sp, qo, &q, NULL));
+  tfq_queue_options_free(qo);
+  tfq_spec_free(sp);
+  rd_fixture f;
+  rd_setup(&f, text, q, 1);
+  tfq_status *st = tfq_status_new();
+  for (int i = 0; i < 6; i++) OK(tfq_read_decode_step(f.op, NULL, st));
+  cr_assert_geq(tfq__read_decode_op_span_steps(f.op), 4, "steps decoded in the buffer");
+  cr_assert_eq(tfq_queue_size(q), 48);
+  int64_t refs = tfq_tensor_refcount(tfq__instream_holder(f.reader->in));
+  tfq_tuple *got; /* every row arrives with its string, whichever way it was stored */
+  OK(tfq_queue_dequeue_many(q, 48, &got, NULL, NOTIMEOUT, NULL));
+  const float *a = tfq_tensor_data(tfq_tuple_get(got, 0));
+  for (int r = 0; r < 48; r++) {
+    char want[16];
+    size_t sl;
+    const char *s = tfq_tensor_string(tfq_tuple_get(got, 2), r, &sl);
+    int k = snprintf(want, sizeof want, "s%d", (int)a[r]);
+    cr_assert(a[r] >= 0 && a[r] < 48 && sl == (size_t)k && memcmp(s, want, sl) == 0, "row %d", r);
+  }
+  tfq_tuple_free(got);
+  tfq_status_free(st);
+  rd_teardown(&f);
+  return refs;
+}
+
+/* A shuffle pool keeps a row, and so the whole read buffer its strings point into, until the row
+ * is drawn: a pool of up to 1 MiB of lines (tfq-cat's, with 2 readers) takes the views, a larger
+ * one copies its strings (src/coord/ops.c views_ok; docs/performance.md, passes 10-11). */
+Test(coord_rd, a_shuffle_pool_of_up_to_a_mebibyte_of_lines_keeps_the_read_buffer_a_larger_copies) {
+  /* lines of ~16 bytes: 65,536 rows are 1 MiB */
+  cr_assert_gt(holder_refs_after_shuffle_steps(50000), 1, "a 0.8 MiB pool views the buffer");
+  cr_assert_eq(holder_refs_after_shuffle_steps(200000), 1, "a 3 MiB pool copies the strings");
 }
 
 /* A reader whose lines a second thread takes (TF's shuffle_batch(num_threads=N) over one reader)
