@@ -34,8 +34,8 @@ NAME-r1.log, NAME-r2.log, ...), tfq first, then every peer, and computes the rou
 that round's runs (add_rounds); each figure is the median of its rounds.  The TF peers keep their
 earlier run counts, each run in its own round behind that round's tfq run: W1's TF decode_csv and
 CsvDataset in round 1, W2's tf.data in rounds 1-2 (--quick: 1).  W4 (bench_e2e), W6
-(bench_dist.py), the mixed set (bench_mixed.py) and EX (bench_example.py) interleave their own
-rounds; the targets say "median of N interleaved rounds, range a-b".
+(bench_dist.py), the mixed set (bench_mixed.py: 15 rounds, --quick 5) and EX (bench_example.py)
+interleave their own rounds; the targets say "median of N interleaved rounds, range a-b".
 Figures never fail the command: a step that fails is recorded (status, log) and its rows are
 missing ("n/a" in the table).  --only takes W0..W6, feed and EX, or the parts W3lat (bench_queue_lat
 and its peers only), W2tfdata (the tf.data 2-thread peer only) and W4threads (1 and 4 readers only).  The exit status is nonzero only when a benchmark's own correctness
@@ -454,7 +454,7 @@ def wm_mixed(run, build, data):
     """Issue #18 on the mixed set: bench/bench_mixed.py (medians of interleaved rounds)."""
     out = run.step("WM-mixed", [PY, os.path.join(ROOT, "bench", "bench_mixed.py"), "--build",
                                 build, "--python", PY, "--data", data, "--runs",
-                                "3" if run.quick else "5"], timeout=1200)
+                                "5" if run.quick else "15"], timeout=1800)
     roles = {"lines": "tfq", "buffer": "tfq", "no-shuffle": "tfq", "shuffle": "tfq",
              "parts-1": "tfq", "parts-2": "tfq"}
     for r in json_rows(out):
