@@ -44,7 +44,15 @@ TFQ_EXTERN_C_BEGIN
  * A string column's rows stay shared with `target` (the strings are not copied), so in ops of up
  * to TFQ_READ_DECODE_DIRECT_MAX columns the op also keeps up to 32 such columns per string column
  * (and per stacked string component), refilling one once nothing else references it: a steady step
- * then allocates no column.  All of it is freed with the op. */
+ * then allocates no column.  All of it is freed with the op.
+ * Steps decoded in the reader's buffer for a FIFOQueue or PaddingFIFOQueue target, or for a
+ * RandomShuffleQueue whose capacity holds at most 1 MiB of lines, store a plain (unquoted,
+ * non-default) string field as a view into that buffer rather than a copy: each read buffer
+ * (tfq_reader_options_set_buffer_bytes) then stays allocated until the last row pointing into it
+ * has been dequeued and the batch holding it freed or refilled; the reader reads on into a new
+ * buffer meanwhile.  Larger
+ * shuffle pools and PriorityQueue targets copy the strings (a pool's rows keep their buffers for
+ * long: about ten times the pool's own line bytes). */
 typedef struct tfq_read_decode_op tfq_read_decode_op;
 
 /* The widest op (columns, and components) whose stacked components are decoded straight into
