@@ -27,8 +27,8 @@ Steps (each a program of bench/, its output kept in bench/out/logs/):
   EX    bench/bench_example.py (issue #17: tf.train.Example parsing, batch and single path, against
         TF's parse_example on 1 thread; the TFRecord -> parse_example -> shuffle_batch pipeline
         against TF1's queue pipeline and tf.data; medians of interleaved runs).
-Interleaved rounds (issue #18): every W1 and W2 ratio of tfq to a peer, and W2's 1 -> 2 thread
-scaling, is the median of 5 rounds (--quick: 3), with their range: per round this script runs
+Interleaved rounds (issue #18): every W0 (#4), W1 and W2 ratio of tfq to a peer, and W2's 1 -> 2
+thread scaling, is the median of 5 rounds (--quick: 3), with their range: per round this script runs
 the programs once each with --runs 1 (a warm-up and one timed run per implementation; step logs
 NAME-r1.log, NAME-r2.log, ...), tfq first, then every peer, and computes the round's ratio from
 that round's runs (add_rounds); each figure is the median of its rounds.  The TF peers keep their
@@ -311,20 +311,43 @@ def fmt_elem(b):
     return "%dKiB" % (b // 1024) if b % 1024 == 0 else "%dB" % b
 
 
+# W0's two #4 ratios: tfq's reader (first) over its bound or peer (second), per round.
+W0_PAIRS = (("tfq-textline", "memchr-scan"), ("tfq-textline-gzip", "gzip-dc"))
+
+
 def w0_readers(run, build):
-    out = run.step("W0-readers", [os.path.join(build, "bench", "bench_readers"),
-                                  "64" if run.quick else "256"])
+    """W0, interleaved rounds (ROUNDS, --quick ROUNDS_QUICK; issue #18): bench_readers once a
+    round (each run times the memchr scan, then TextLineReader, gzip -dc, then the GZIP reader, and
+    the TFRecordReader); a rate is the median of its rounds, and each #4 ratio the median of the
+    rounds' own ratios (on the memchr-scan and gzip-dc rows, as W1's peers carry theirs)."""
     roles = {"memchr-scan": ("W1 TextLineReader", "limit"),
              "tfq-textline": ("W1 TextLineReader", "tfq"),
              "gzip-dc": ("W1 TextLineReader gzip", "peer"),
              "tfq-textline-gzip": ("W1 TextLineReader gzip", "tfq"),
              "tfq-tfrecord-read": ("W1 TFRecordReader", "tfq"),
              "tfq-tfrecord-write": ("W1 TFRecordReader", "info")}
-    for r in json_rows(out):
-        w, role = roles.get(r["impl"], ("W1 readers", "info"))
-        run.add(w, r["impl"], "throughput", r["mb_per_s"], "MB/s", role)
-        if r["impl"] == "memchr-scan":
-            run.add("W0 limits", "memchr line scan", "throughput", r["mb_per_s"], "MB/s", "limit")
+    per_round = []
+    for k in range(1, (ROUNDS_QUICK if run.quick else ROUNDS) + 1):
+        out = run.step("W0-readers-r%d" % k, [os.path.join(build, "bench", "bench_readers"),
+                                               "64" if run.quick else "256"])
+        rs = {r["impl"]: r["mb_per_s"] for r in json_rows(out) if r.get("mb_per_s")}
+        if rs:
+            per_round.append(rs)
+    med = statistics.median
+    impls = []
+    for rs in per_round:
+        impls += [im for im in rs if im not in impls]
+    for im in impls:
+        xs = [rs[im] for rs in per_round if im in rs]
+        extra = {"rounds": len(xs), "mb_per_s_min": min(xs), "mb_per_s_max": max(xs)}
+        for t, peer in W0_PAIRS:
+            q = [rs[t] / rs[peer] for rs in per_round if rs.get(t) and rs.get(peer)]
+            if im == peer and q:
+                extra.update(tfq_ratio=med(q), tfq_ratio_min=min(q), tfq_ratio_max=max(q))
+        w, role = roles.get(im, ("W1 readers", "info"))
+        run.add(w, im, "throughput", med(xs), "MB/s", role, **extra)
+        if im == "memchr-scan":
+            run.add("W0 limits", "memchr line scan", "throughput", med(xs), "MB/s", "limit")
 
 
 # "ceiling" (bench_decode: a plain split + tfq's number parsers, no defaults, quotes or checks) is
@@ -780,10 +803,12 @@ def targets(rows):
         b64["bytes_per_s"] / (mc["value"] * 1e9) if b64 and mc else None, 0.35)
     tl, mm = find(rows, "W1 TextLineReader", "tfq-textline"), find(rows, "W1 TextLineReader",
                                                                    "memchr-scan")
-    add("#4", "TextLineReader read_up_to / memchr line scan", ratio(tl, mm), 0.5)
+    v, n = round_ratio(tl, mm)
+    add("#4", "TextLineReader read_up_to / memchr line scan", v, 0.5, note=n)
     gz, gd = find(rows, "W1 TextLineReader gzip", "tfq-textline-gzip"), \
         find(rows, "W1 TextLineReader gzip", "gzip-dc")
-    add("#4", "TextLineReader GZIP / gzip -dc", ratio(gz, gd), 0.8)
+    v, n = round_ratio(gz, gd)
+    add("#4", "TextLineReader GZIP / gzip -dc", v, 0.8, note=n)
     d1 = rows_of(rows, "W1 decode 1 thread D1")
     d1t = find(rows, "W1 decode 1 thread D1", "tfq")
     # W1, W2, W4: each ratio the median of interleaved rounds (issue #18; round_ratio), the best
