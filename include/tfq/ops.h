@@ -50,9 +50,8 @@ TFQ_EXTERN_C_BEGIN
  * non-default) string field as a view into that buffer rather than a copy: each read buffer
  * (tfq_reader_options_set_buffer_bytes) then stays allocated until the last row pointing into it
  * has been dequeued and the batch holding it freed or refilled; the reader reads on into a new
- * buffer meanwhile.  Larger
- * shuffle pools and PriorityQueue targets copy the strings (a pool's rows keep their buffers for
- * long: about ten times the pool's own line bytes). */
+ * buffer meanwhile.  Larger shuffle pools and PriorityQueue targets copy the strings (a pool's
+ * rows keep their buffers for long: about ten times the pool's own line bytes). */
 typedef struct tfq_read_decode_op tfq_read_decode_op;
 
 /* The widest op (columns, and components) whose stacked components are decoded straight into
