@@ -251,7 +251,9 @@ static int64_t read_chunk_max(const app *a) {
 static void widen_capacity(app *a) {
   const options *o = &a->o;
   if (o->capacity >= 0 || (o->shuffle && o->seed_set && o->threads == 1)) return;
-  int64_t step = read_chunk_max(a), readers = o->shuffle ? o->threads : 1;
+  /* unshuffled: two steps, so that a reader decodes its next step into the FIFO's ring (ops.h)
+   * while the consumer drains the last */
+  int64_t step = read_chunk_max(a), readers = o->shuffle ? o->threads : 2;
   int64_t room = readers > INT64_MAX / step ? INT64_MAX : readers * step;
   int64_t base = o->shuffle ? a->mad : 0;
   if (a->capacity - base < room) a->capacity = base > INT64_MAX - room ? INT64_MAX : base + room;

@@ -51,7 +51,17 @@ TFQ_EXTERN_C_BEGIN
  * (tfq_reader_options_set_buffer_bytes) then stays allocated until the last row pointing into it
  * has been dequeued and the batch holding it freed or refilled; the reader reads on into a new
  * buffer meanwhile.  Larger shuffle pools and PriorityQueue targets copy the strings (a pool's
- * rows keep their buffers for long: about ten times the pool's own line bytes). */
+ * rows keep their buffers for long: about ten times the pool's own line bytes).
+ * Such a step for a FIFOQueue or PaddingFIFOQueue whose components are the op's columns as they
+ * are or stacked (each column once, shapes [] or [k]) is decoded straight into the queue's own
+ * storage: it reserves the room its rows need at the tail (up to the ring's wrap), decodes into
+ * it and commits the rows that decoded, with no column tensors and no copy of the rows in
+ * between.  The queue sees one enqueue_many that arrived at the reservation: until the commit its
+ * rows are not counted and other enqueues and closes wait behind it (dequeues do not).  When the
+ * room is not there at once (the queue holds more than its capacity less a step), the step takes
+ * the ordinary way and blocks in enqueue_many as before, so a target with room for two steps
+ * (tfq-cat without shuffling) takes most steps in place.  The owners of copied string bytes
+ * (up to 8 kept for reuse) follow the Memory rule above. */
 typedef struct tfq_read_decode_op tfq_read_decode_op;
 
 /* The widest op (columns, and components) whose stacked components are decoded straight into

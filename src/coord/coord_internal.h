@@ -29,6 +29,9 @@ void tfq__coord_sync_destroy(pthread_mutex_t *mu, pthread_cond_t *cv, tfq_cancel
 /* The steps of `op` that decoded their lines where they lie in the reader's buffer (span_step),
  * for tests.  Thread-safety: any. */
 int64_t tfq__read_decode_op_span_steps(tfq_read_decode_op *op);
+/* Of those, the steps decoded straight into the target FIFO's ring (ops_ring.c), for tests.
+ * Thread-safety: any. */
+int64_t tfq__read_decode_op_ring_steps(tfq_read_decode_op *op);
 
 /* ---- producers (producer.c) ---- */
 /* The input producers' shared builder: a FIFOQueue for the rows of `rows` named after `what`

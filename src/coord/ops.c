@@ -7,35 +7,7 @@
 #include "../csv/csv_shared.h"
 #include "../readers/readers_shared.h"
 #include "coord_internal.h"
-
-typedef struct mapping {
-  size_t *cols;
-  size_t n;
-  int stack;
-  int direct; /* lines_step decodes the columns straight into the stacked component (plan_direct) */
-  _Atomic(tfq_tensor *) spare; /* the last stacked component, refilled (strings: parked until
-                                * the queue lets go of its rows) */
-} mapping;
-
-struct tfq_read_decode_op {
-  tfq_reader *reader;
-  tfq_queue *work, *target;
-  const tfq_csv_options *csv; /* NULL: the records themselves are the component */
-  int64_t batch;
-  int keys;
-  int64_t shard_index, shard_count; /* keep the records of shard index of count */
-  mapping *map;
-  size_t nmap, cap, ndirect; /* ndirect: mappings with direct set */
-  size_t *owner;             /* plan_direct's first mapping of each column, or NULL */
-  _Atomic int64_t records;
-  _Atomic(tfq_tensor *) lines; /* lines_step's string tensor, kept for the next step */
-  _Atomic(tfq_tuple *) cols;   /* lines_step's decoded columns, refilled by the next step */
-  _Atomic(tfq_tuple *) park;   /* string columns the queue held rows of (park_strings), or NULL */
-  _Atomic size_t line_bytes;   /* span_step's bytes a line, rounded up (0: not known yet) */
-  _Atomic int64_t span_steps;  /* the steps span_step took */
-  _Atomic int64_t span_lines;  /* span_step's lines a step: batch, fewer for long lines */
-  size_t park_next;            /* the place park_strings fills next when all are taken */
-};
+#include "ops_internal.h"
 
 tfq_code tfq_read_decode_op_new(tfq_reader *reader, tfq_queue *work, const tfq_csv_options *csv,
                                 int64_t batch, tfq_queue *target, tfq_read_decode_op **out,
@@ -58,6 +30,11 @@ tfq_code tfq_read_decode_op_new(tfq_reader *reader, tfq_queue *work, const tfq_c
   atomic_init(&op->line_bytes, 0);
   atomic_init(&op->span_steps, 0);
   atomic_init(&op->span_lines, batch);
+  for (size_t i = 0; i < sizeof op->owners / sizeof op->owners[0]; i++)
+    atomic_init(&op->owners[i], NULL);
+  atomic_init(&op->owner_next, 0);
+  atomic_init(&op->ring_steps, 0);
+  tfq__op_ring_plan(op);
   *out = op;
   tfq_status_clear(st);
   return TFQ_OK;
@@ -71,6 +48,8 @@ void tfq_read_decode_op_free(tfq_read_decode_op *op) {
   }
   tfq_free(op->map);
   tfq_free(op->owner);
+  for (size_t i = 0; i < sizeof op->owners / sizeof op->owners[0]; i++)
+    tfq_tensor_free(atomic_load(&op->owners[i]));
   tfq_tensor_free(atomic_load(&op->lines));
   tfq_tuple_free(atomic_load(&op->cols));
   tfq_tuple_free(atomic_load(&op->park));
@@ -191,6 +170,7 @@ tfq_code tfq_read_decode_op_add_component(tfq_read_decode_op *op, const size_t *
   atomic_init(&nm->spare, NULL);
   nm->direct = 0;
   if (ncol) plan_direct(op, op->nmap - 1);
+  tfq__op_ring_plan(op);
   tfq_status_clear(st);
   return TFQ_OK;
 }
@@ -579,17 +559,27 @@ static tfq_code span_step(tfq_read_decode_op *op, tfq_cancel *cancel, int *handl
     tfq__reader_lines_end(op->reader, 0, 0, &first);
     return TFQ_OK;
   }
-  tfq_tuple *cols;
-  tfq__csv_out outs_s[DIRECT_MAX], *outs;
-  tfq_tensor *direct_s[DIRECT_MAX], **direct;
-  tfq_code c = step_outputs(op, (int64_t)b, &cols, outs_s, direct_s, &outs, &direct, st);
-  if (!c) c = tfq__decode_csv_span(op->csv, buf, len, holder, b, cols, outs, &count, &used, st);
-  /* fewer than b lines and not at the end: the buffer is full of longer lines, all decoded; the
+  /* n lines: b, or the rows reserved in a FIFO's ring, where the step is decoded in place */
+  tfq_tuple *cols = NULL;
+  tfq__csv_out outs_s[DIRECT_MAX], *outs = outs_s;
+  tfq_tensor *direct_s[DIRECT_MAX], **direct = NULL, *owner;
+  size_t n = (size_t)tfq__op_ring_begin(op, (int64_t)b, outs_s, &owner);
+  const int ring = n > 0;
+  tfq_code c = TFQ_OK;
+  if (ring) {
+    if (!(cols = atomic_exchange(&op->cols, NULL)))
+      c = tfq_tuple_new(tfq_csv_options_num_columns(op->csv), &cols, st);
+  } else {
+    n = b;
+    c = step_outputs(op, (int64_t)b, &cols, outs_s, direct_s, &outs, &direct, st);
+  }
+  if (!c) c = tfq__decode_csv_span(op->csv, buf, len, holder, n, cols, outs, &count, &used, st);
+  /* fewer than n lines and not at the end: the buffer is full of longer lines, all decoded; the
    * step takes them, and the next steps ask for an eighth fewer (lines vary) */
-  int partial = !c && count < b && count > 0 && !at_end && used == len;
-  int taken = !c && (count == b || partial);
+  int partial = !c && count < n && count > 0 && !at_end && used == len;
+  int taken = !c && (count == n || partial);
   if (partial) {
-    trim_rows(op, cols, direct, (int64_t)b, (int64_t)count);
+    if (!ring) trim_rows(op, cols, direct, (int64_t)b, (int64_t)count);
     atomic_store_explicit(&op->span_lines, (int64_t)(count - count / 8), memory_order_relaxed);
   } else if (taken && b < (size_t)op->batch && !at_end && len - used > used / 4) {
     /* shorter lines again (after a long one): a quarter more a step, up to batch */
@@ -601,6 +591,7 @@ static tfq_code span_step(tfq_read_decode_op *op, tfq_cancel *cancel, int *handl
     atomic_store_explicit(&op->line_bytes, taken ? per : per + per / 2 + 1, memory_order_relaxed);
   }
   tfq__reader_lines_end(op->reader, taken ? used : 0, taken ? (int64_t)count : 0, &first);
+  if (ring) tfq__op_ring_end(op, taken ? (int64_t)count : 0, owner);
   if (!taken) { /* nothing taken: lines_step decodes these lines again, or reports the error */
     free_direct(op, direct);
     if (cols) tfq_tuple_free(atomic_exchange(&op->cols, cols));
@@ -613,11 +604,19 @@ static tfq_code span_step(tfq_read_decode_op *op, tfq_cancel *cancel, int *handl
   }
   *handled = 1;
   atomic_fetch_add_explicit(&op->span_steps, 1, memory_order_relaxed);
-  return step_enqueue(op, cols, direct, (int64_t)count, TFQ_OK, cancel, st);
+  if (!ring) return step_enqueue(op, cols, direct, (int64_t)count, TFQ_OK, cancel, st);
+  atomic_fetch_add(&op->records, (int64_t)count);
+  atomic_fetch_add_explicit(&op->ring_steps, 1, memory_order_relaxed);
+  tfq_tuple_free(atomic_exchange(&op->cols, cols));
+  return TFQ_OK;
 }
 
 int64_t tfq__read_decode_op_span_steps(tfq_read_decode_op *op) {
   return atomic_load_explicit(&op->span_steps, memory_order_relaxed);
+}
+
+int64_t tfq__read_decode_op_ring_steps(tfq_read_decode_op *op) {
+  return atomic_load_explicit(&op->ring_steps, memory_order_relaxed);
 }
 
 /* The path for text lines (readers_shared.h): the reader's complete buffered lines are decoded

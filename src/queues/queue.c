@@ -9,6 +9,7 @@
 
 #include "../core/cpu_relax.h"
 #include "queue_internal.h"
+#include "queues_shared.h"
 
 /* A blocked call spins lock-free for up to SPIN_NS before it sleeps on its condition variable.  A
  * cross-vCPU wake-up costs ~45 us on the development VM, so a few microseconds of spinning for the
@@ -559,6 +560,7 @@ static int step_enqueue(tfq_queue *q, tfq__attempt *a) {
     complete(q, a, RES_CLOSED);
     return STEP_COMPLETE;
   }
+  if (q->resv) return STEP_NONE; /* behind the open reservation (tfq__queue_commit flushes) */
   int64_t before = a->done_rows;
   while (a->done_rows < a->total && q->count < q->capacity) {
     if (q->count + q->held >= q->alloc && ring_reserve(q, q->count + q->held + 1)) {
@@ -582,6 +584,7 @@ static int step_enqueue(tfq_queue *q, tfq__attempt *a) {
 }
 
 static int step_close(tfq_queue *q, tfq__attempt *a) {
+  if (q->resv) return STEP_NONE; /* the reservation's rows go in first */
   if (q->closed) {
     complete(q, a, RES_ALREADY_CLOSED);
   } else {
@@ -842,7 +845,9 @@ static inline void status_ok(tfq_status *st) {
 
 /* Mutex held.  Returns 1 when the element went in. */
 static inline int fast_enqueue_locked(tfq_queue *q, const void *const *rows) {
-  if (q->e_head || q->closed || q->count >= q->capacity || q->count + q->held >= q->alloc) return 0;
+  if (q->e_head || q->closed || q->resv || q->count >= q->capacity ||
+      q->count + q->held >= q->alloc)
+    return 0;
   int64_t slot = ring_idx(q, q->count);
   const tfq__store *s = q->st;
   size_t c = 0, n = q->spec->n;
@@ -1370,12 +1375,70 @@ tfq_code tfq_queue_dequeue_up_to_into(tfq_queue *q, int64_t n, tfq_tuple *dst, t
   return do_dequeue(q, n, 1, 1, &out, cancel, timeout_us, dst, st);
 }
 
+/* ---- rows written in place (queues_shared.h) ---- */
+
+int64_t tfq__queue_reserve(tfq_queue *q, int64_t want, int64_t min, char **bases) {
+  if ((q->kind != TFQ_QUEUE_FIFO && q->kind != TFQ_QUEUE_PADDING_FIFO) || want < 1 || min < 1)
+    return 0;
+  for (size_t c = 0; c < q->spec->n; c++)
+    if (!q->st[c].dense && !q->st[c].str) return 0;
+  int64_t k = 0;
+  tfq__lock(&q->mu);
+  if (q->closed || q->e_head || q->resv) goto out;
+  k = q->capacity - q->count < want ? q->capacity - q->count : want;
+  if (k < min) {
+    k = 0;
+    goto out;
+  }
+  /* room in the ring outside the rows held by pending dequeues, which a restore puts back */
+  if (q->count + q->held + k > q->alloc && ring_reserve(q, q->count + q->held + k)) {
+    k = 0;
+    goto out;
+  }
+  int64_t slot = ring_idx(q, q->count);
+  if (k > q->alloc - slot) k = q->alloc - slot; /* contiguous: up to the wrap */
+  if (k < min) {
+    k = 0;
+    goto out;
+  }
+  q->resv = k;
+  for (size_t c = 0; c < q->spec->n; c++)
+    bases[c] = q->st[c].bytes + (size_t)slot * q->st[c].row_bytes;
+out:
+  tfq__unlock(&q->mu);
+  return k;
+}
+
+void tfq__queue_commit(tfq_queue *q, int64_t rows, tfq_tensor *owner) {
+  tfq__lock(&q->mu);
+  assert(q->resv > 0 && rows >= 0 && rows <= q->resv && !q->closed);
+  if (rows > 0) {
+    int64_t slot = ring_idx(q, q->count);
+    for (size_t c = 0; c < q->spec->n; c++) {
+      tfq__store *s = &q->st[c];
+      if (!s->str) continue;
+      for (int64_t r = 0; r < rows; r++) s->refs[slot + r] = owner;
+      atomic_fetch_add_explicit(&owner->refs, rows, memory_order_relaxed);
+    }
+    set_count(q, q->count + rows);
+  }
+  q->resv = 0;
+  if (q->resv_waiters) pthread_cond_broadcast(&q->resv_cv);
+  if (q->e_head || q->d_head) flush(q);
+  tfq__unlock(&q->mu);
+}
+
 /* ---- close ---- */
 
 tfq_code tfq_queue_close(tfq_queue *q, int cancel_pending_enqueues, tfq_cancel *cancel,
                          int64_t timeout_us, tfq_status *st) {
   if (cancel_pending_enqueues) {
     tfq__lock(&q->mu);
+    while (q->resv) { /* the open reservation is an enqueue that has arrived: it goes in */
+      q->resv_waiters++;
+      tfq__cond_wait_until(&q->resv_cv, &q->mu, -1);
+      q->resv_waiters--;
+    }
     q->closed = 1;
     while (q->e_head) complete(q, q->e_head, RES_ENQ_CANCELLED);
     flush(q);

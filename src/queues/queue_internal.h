@@ -115,7 +115,11 @@ struct tfq_queue {
   int closed;
   /* ring */
   int64_t head, count, alloc;
-  int64_t held; /* rows held in pending dequeue partial batches (restore room) */
+  int64_t held;     /* rows held in pending dequeue partial batches (restore room) */
+  int64_t resv;     /* rows reserved after the tail for tfq__queue_reserve's writer (0: none): no
+                     * enqueue or close steps until it commits (queues_shared.h) */
+  int resv_waiters; /* cancelling closes waiting on resv_cv for the commit */
+  pthread_cond_t resv_cv; /* signalled by tfq__queue_commit when resv_waiters */
   /* attempt lists */
   tfq__attempt *e_head, *e_tail, *d_head, *d_tail;
   tfq__store *st;

@@ -39,6 +39,7 @@ static void queue_destroy(tfq_queue *q) {
   tfq_free(q->swap_tmp);
   tfq_free(q->container);
   pthread_mutex_destroy(&q->mu);
+  pthread_cond_destroy(&q->resv_cv);
   tfq_free(q);
 }
 
@@ -119,6 +120,7 @@ tfq_code tfq_queue_new(tfq_queue_kind kind, const tfq_spec *spec, const tfq_queu
     tfq_free(q);
     return TFQ__OOM(st);
   }
+  tfq__cond_init_monotonic(&q->resv_cv);
   atomic_init(&q->refs, 1);
   q->kind = kind;
   q->capacity = cap;

@@ -474,11 +474,11 @@ case("capacity_default_one_reader_a_read_step", STATS0 + ["-j", "1", "-b", "8", 
 case("capacity_default_seeded_shuffle_keeps_tf_rule",
      STATS0 + ["-j", "1", "-b", "8", "--seed=4", "{iris}"],
      err=rb"\(capacity 1024, min_after_dequeue 1000\)")
-case("capacity_default_no_shuffle_a_read_step", STATS0 + ["--no-shuffle", "-b", "8", "{iris}"],
-     err=rb"\(capacity 2048, min_after_dequeue 0\)")
+case("capacity_default_no_shuffle_two_read_steps", STATS0 + ["--no-shuffle", "-b", "8", "{iris}"],
+     err=rb"\(capacity 4096, min_after_dequeue 0\)")
 case("capacity_default_no_shuffle_tf_rule_with_big_batches",
-     STATS0 + ["--no-shuffle", "-b", "1000", "{iris}"],
-     err=rb"\(capacity 3000, min_after_dequeue 0\)")
+     STATS0 + ["--no-shuffle", "-b", "1500", "{iris}"],
+     err=rb"\(capacity 4500, min_after_dequeue 0\)")
 case("capacity_default_two_readers_a_read_step_each", STATS0 + ["-j", "2", "-b", "8", "{iris}"],
      err=rb"\(capacity 5096, min_after_dequeue 1000\)")
 case("capacity_default_tf_rule_with_big_batches", STATS0 + ["-j", "2", "-b", "1200", "{iris}"],

@@ -18,8 +18,11 @@
  *   ENQ_CANCELLED, flush.
  *
  * Also the single-element fast path of all-dense queues (fast_path below: no attempt, no cancel
- * registration when the call completes at once) and the bounded pre-queue wait of an enqueue
- * that finds the queue full (wait_for_room).
+ * registration when the call completes at once), the bounded pre-queue wait of an enqueue
+ * that finds the queue full (wait_for_room), and rows written in place (tfq__queue_reserve /
+ * tfq__queue_commit, src/queues/queues_shared.h: the read-decode op's way into a FIFO's ring):
+ * a reservation never waits, holds `resv` rows of room out of sight until its commit, and
+ * meanwhile every enqueue and close (the cancelling one on resv_cv) waits behind it.
  *
  * Not modelled: deadlines (timedwait / timeout 0), storage (ring, held-room allocation, OOM),
  * element order (only counts), the RandomShuffle min_after_dequeue rule, PriorityQueue's
@@ -27,7 +30,9 @@
  * only add wake-ups, and the C code re-checks `state` in a loop).
  *
  * Threads (each is a proctype with one attempt, reused for each of its calls):
- *   producer 0: enqueue_many(2 rows) (then NOPS-1 enqueue), no cancel token;
+ *   producer 0: enqueue_many(2 rows) (then NOPS-1 enqueue), no cancel token; the enqueue_many
+ *               may first reserve what room there is (up to 2 rows, at least 1: reserve_rows)
+ *               and commit it after an interleaving point, the rest as an enqueue_many;
  *   producer 1: NOPS enqueue(1), with the shared cancel token;
  *   (every single enqueue / dequeue() takes the fast path first, as all-dense queues do);
  *   consumer 0: dequeue_up_to(2) until it fails (OUT_OF_RANGE), no cancel token;
@@ -52,7 +57,9 @@
  *   -DBUG_CLOSE_NO_FLUSH  the cancelling close does not flush, so dequeues waiting on an empty
  *                     queue are never told it is closed;
  *   -DBUG_FAST_NO_FLUSH   the fast-path enqueue stores its element without serving the dequeues
- *                     that wait for one. */
+ *                     that wait for one;
+ *   -DBUG_COMMIT_NO_FLUSH the commit of a reservation does not flush, so the calls that waited
+ *                     behind it (or for its rows) are left waiting. */
 
 #ifndef CAP
 #define CAP 1
@@ -93,6 +100,9 @@ byte cmu; /* the cancel token's mutex */
 bool triggered;
 bool closed;
 byte count; /* elements stored */
+byte resv;  /* rows reserved after the tail (tfq__queue_reserve), not yet committed */
+bool rwait; /* a cancelling close waits on resv_cv (resv_waiters) */
+bool rsig;  /* resv_cv signalled */
 /* the attempt lists: side 0 = E (enqueues, plain close), side 1 = D (dequeues) */
 byte L[2 * NA]; byte llen[2];
 #define elen llen[0]
@@ -153,7 +163,8 @@ inline complete(x, why) {
 inline step_enqueue(x) {
   if
   :: closed -> complete(x, R_CLOSED); r_ = S_COMPLETE
-  :: else ->
+  :: !closed && resv > 0 -> r_ = S_NONE /* behind the open reservation */
+  :: !closed && resv == 0 ->
     before_ = done[x];
     do
     :: done[x] < total[x] && count < CAP -> count++; done[x]++; inserted++
@@ -168,10 +179,10 @@ inline step_enqueue(x) {
 
 inline step_close(x) {
   if
-  :: closed -> complete(x, R_ALREADY)
-  :: else -> closed = 1; complete(x, R_OK)
-  fi;
-  r_ = S_COMPLETE
+  :: resv > 0 -> r_ = S_NONE /* the reservation's rows go in first */
+  :: resv == 0 && closed -> complete(x, R_ALREADY); r_ = S_COMPLETE
+  :: resv == 0 && !closed -> closed = 1; complete(x, R_OK); r_ = S_COMPLETE
+  fi
 }
 
 inline step_dequeue(x) {
@@ -345,7 +356,7 @@ unregistered:
  * only adds interleavings.  The call counts in `inop` from its first step to its return. */
 inline fast_try(x, k) {
   if
-  :: k == ENQ && elen == 0 && !closed && count < CAP ->
+  :: k == ENQ && elen == 0 && !closed && resv == 0 && count < CAP ->
      count++; inserted++; f_ = 1;
 #ifndef BUG_FAST_NO_FLUSH
      if
@@ -406,20 +417,64 @@ inline fast_path(x, k, usecancel) {
   fi
 }
 
+/* tfq__queue_reserve(q, 2, 1) then, after the writer's interleaving point, tfq__queue_commit of
+ * every row reserved: sets k_ to the rows that went in this way (0: no reservation was to be had,
+ * and nothing happened).  The call counts in `inop` while the reservation is open. */
+inline reserve_rows() {
+  d_step {
+    LOCK(mu);
+    k_ = 0;
+    if
+    :: !closed && elen == 0 && resv == 0 && count < CAP ->
+       k_ = (CAP - count < 2 -> CAP - count : 2); resv = k_; inop++
+    :: else -> skip
+    fi;
+    UNLOCK(mu)
+  };
+  if
+  :: k_ > 0 -> /* the rows are written outside the lock; then the commit */
+     d_step {
+       LOCK(mu);
+       assert(resv == k_ && !closed && count + resv <= CAP);
+       count = count + resv; inserted = inserted + resv; resv = 0;
+       if
+       :: rwait -> rsig = 1
+       :: else -> skip
+       fi;
+#ifndef BUG_COMMIT_NO_FLUSH
+       if
+       :: elen > 0 || dlen > 0 -> flush()
+       :: else -> skip
+       fi;
+#endif
+       UNLOCK(mu);
+       inop--
+     }
+  :: else -> skip
+  fi
+}
+
 proctype producer(byte me; bool usecancel) {
   LOCALS;
-  byte n_ = 0;
+  byte n_ = 0, k_ = 0;
   /* producer 0: enqueue_many(2), then enqueues; producer 1: enqueues; stop at an error */
   do
   :: n_ < NOPS ->
+     k_ = 0;
      if
-     :: me == P0 && n_ == 0 -> skip /* enqueue_many(2): always an attempt */
+     :: me == P0 && n_ == 0 -> /* enqueue_many(2): rows written in place, or an attempt */
+        if
+        :: reserve_rows()
+        :: skip
+        fi
      :: else -> fast_path(me, ENQ, usecancel)
      fi;
      if
-     :: !f_ -> run_attempt(me, ENQ, (me == P0 && n_ == 0 -> 2 : 1), 0, usecancel,
-                           !(me == P0 && n_ == 0))
-     :: else -> f_ = 0
+     :: me == P0 && n_ == 0 && k_ == 2 -> res[me] = R_OK /* all of it written in place */
+     :: !f_ && !(me == P0 && n_ == 0 && k_ == 2) ->
+        run_attempt(me, ENQ, (me == P0 && n_ == 0 -> 2 - k_ : 1), 0, usecancel,
+                    !(me == P0 && n_ == 0))
+     :: f_ -> f_ = 0
      fi;
      if
      :: res[me] == R_OK -> n_++
@@ -457,19 +512,32 @@ proctype closer() {
   if
   :: /* tfq_queue_close(q, 0): an attempt on E, behind pending enqueues */
      run_attempt(CL, CLOSE, 0, 0, 0, 0)
-  :: /* tfq_queue_close(q, 1): at once, never waits */
-     d_step {
-       LOCK(mu);
-       closed = 1;
-       do
-       :: elen > 0 -> a_ = L[0]; complete(a_, R_ENQ_CANC)
-       :: else -> break
-       od;
+  :: /* tfq_queue_close(q, 1): at once, but after an open reservation's commit (resv_cv) */
+     inop++;
+     do
+     :: d_step {
+          LOCK(mu);
+          if
+          :: resv == 0 ->
+             closed = 1;
+             do
+             :: elen > 0 -> a_ = L[0]; complete(a_, R_ENQ_CANC)
+             :: else -> break
+             od;
 #ifndef BUG_CLOSE_NO_FLUSH
-       flush();
+             flush();
 #endif
-       UNLOCK(mu)
-     }
+             rwait = 0
+          :: else -> rwait = 1; rsig = 0 /* pthread_cond_wait: release + wait */
+          fi;
+          UNLOCK(mu)
+        };
+        if
+        :: !rwait -> break
+        :: else -> atomic { rsig -> rsig = 0 } /* woken: retake mu, re-check resv */
+        fi
+     od;
+     inop--
   fi
 }
 
@@ -505,7 +573,10 @@ proctype canceller() {
 active proctype served() {
 end_served:
   do
-  :: atomic { mu == 0 && ((dlen > 0 && count > 0) || (elen > 0 && count < CAP)) -> assert(false) }
+  :: atomic {
+       mu == 0 && ((dlen > 0 && count > 0) || (elen > 0 && resv == 0 && count < CAP)) ->
+       assert(false)
+     }
   od
 }
 
@@ -520,7 +591,7 @@ init {
   }
   /* every thread ended: nothing is left pending, no element was lost or invented */
   _nr_pr == 2; /* init and served */
-  assert(elen == 0 && dlen == 0 && inop == 0);
+  assert(elen == 0 && dlen == 0 && inop == 0 && resv == 0);
   assert(closed);
   assert(inserted == delivered + count);
   assert(count == 0) /* consumer 0 never cancels: it drains until OUT_OF_RANGE */

@@ -5,7 +5,7 @@
 #
 #   run_spin.sh [--broken]     --broken: check that each deliberately broken variant
 #                              (BUG_NO_RECHECK, BUG_NO_SIGNAL, BUG_CLOSE_NO_FLUSH,
-#                              BUG_FAST_NO_FLUSH) is caught
+#                              BUG_FAST_NO_FLUSH, BUG_COMMIT_NO_FLUSH) is caught
 #
 # Exit 0 all verified; 1 an error (or, with --broken, a variant not caught); 77 skip when spin or
 # a C compiler is missing (an error under CI=true).
@@ -76,7 +76,7 @@ config() {
 
 if [ "${1:-}" = "--broken" ]; then
   status=0
-  for bug in BUG_NO_RECHECK BUG_NO_SIGNAL BUG_CLOSE_NO_FLUSH BUG_FAST_NO_FLUSH; do
+  for bug in BUG_NO_RECHECK BUG_NO_SIGNAL BUG_CLOSE_NO_FLUSH BUG_FAST_NO_FLUSH BUG_COMMIT_NO_FLUSH; do
     if config "-DCAP=1 -D$bug" >out.txt; then
       cat out.txt
       echo "not ok - $bug was NOT caught by the model"

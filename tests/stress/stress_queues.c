@@ -26,7 +26,10 @@
  *    prepends the int64 priority, which is a function of the key with many ties);
  *  - 4 producers, each offering 0..64 items (1 trial in 32: 400..1000; halved for the kinds
  *    other than FIFOQueue), by a random mix of enqueue and enqueue_many with B in 0..k (k in
- *    1..10, so B > capacity happens);
+ *    1..10, so B > capacity happens); FIFOQueue's producers write a quarter of their batches in
+ *    place where they can (tfq__queue_reserve of what room there is, up to B, maybe a yield,
+ *    then tfq__queue_commit: the read-decode op's way into a FIFO's ring), the rest of the batch
+ *    being the next call;
  *  - 4 consumers mixing dequeue, dequeue_many(n) and dequeue_up_to(n), n in 0..k (PriorityQueue:
  *    n <= 8, the capacity, since its batch dequeues wait for n *stored* elements);
  *  - a seeded schedule: a closer thread closes at a random moment (counted in completed calls)
@@ -69,6 +72,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -81,6 +85,8 @@
 #include <tfq/tensor.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "../../src/queues/queues_shared.h" /* rows written in place (FIFOQueue) */
 
 #if defined(__SANITIZE_THREAD__)
 #define UNDER_TSAN 1
@@ -483,7 +489,8 @@ typedef struct counters {
       failed_dequeue_batches,
       padded_rows,    /* PaddingFIFO: rows of a batch that carried queue padding */
       padded_batches, /* PaddingFIFO: batches of rows of different lengths */
-      sorted_batches; /* Priority: batches of >= 2 rows checked ascending */
+      sorted_batches, /* Priority: batches of >= 2 rows checked ascending */
+      reserved;       /* FIFO: items written in place (tfq__queue_reserve) */
 } counters;
 
 struct trial;
@@ -629,6 +636,24 @@ static void *producer_main(void *arg) {
     if (b > n - seq) b = n - seq;
     tfq_cancel *c = may_token && rng_pct(&r, tp->token_pct) ? t->token : NULL;
     int64_t to = draw_timeout(&r, tp);
+    if (!single && b > 0 && t->kd->kind == TFQ_QUEUE_FIFO && rng_pct(&r, 25)) {
+      char *base[2];
+      int64_t k = tfq__queue_reserve(t->q, b, 1, base);
+      if (k > 0) { /* a reservation cannot fail: its rows go in at the commit */
+        for (int64_t i = 0; i < k; i++) {
+          ((int64_t *)base[0])[i] = make_key(p->id, seq + (int)i);
+          payload_of(make_key(p->id, seq + (int)i), (float *)base[1] + 2 * i);
+        }
+        if (rng_pct(&r, 50)) sched_yield();
+        tfq__queue_commit(t->q, k, NULL);
+        atomic_fetch_add(&t->progress, 1);
+        for (int64_t i = 0; i < k; i++) p->fate[seq + i] = FATE_OK;
+        p->c.ok_items += (long)k;
+        p->c.reserved += (long)k;
+        seq += (int)k;
+        continue;
+      }
+    }
     tfq_tuple *e = make_items(t->kd, p->id, seq, b, !single);
     atomic_store(&p->state, single ? ST_ENQ : ST_ENQ_MANY);
     tfq_code code =
@@ -1280,6 +1305,9 @@ static void print_figures(const kind_desc *kd, const figures *f) {
       "%ld closed, %ld cancelled by token, %ld by cancelling close, %ld deadline\n",
       f->prod.calls, f->prod.single, f->prod.many, f->prod.batch_zero, f->prod.cancelled_closed,
       f->prod.cancelled_token, f->prod.cancelled_close_enq, f->prod.deadline);
+  if (kd->kind == TFQ_QUEUE_FIFO)
+    printf("#   producers wrote %ld items in place (tfq__queue_reserve / tfq__queue_commit)\n",
+           f->prod.reserved);
   printf(
       "#   failed enqueue calls: %ld, of which %ld enqueue_many left a prefix (%ld items, "
       "delivered)\n",

@@ -579,6 +579,9 @@ static void span_case(size_t buf, int64_t batch, int final_newline, int64_t min_
   cr_assert_gt(span, N / batch / 2, "%lld of %d steps decoded in the buffer", (long long)span,
                steps);
   cr_assert_geq(span, min_span, "%lld of %d steps decoded in the buffer", (long long)span, steps);
+  /* the FIFO holds them all: every step in the buffer decoded straight into its ring */
+  cr_assert_eq(tfq__read_decode_op_ring_steps(op), span, "%lld of %lld steps into the ring",
+               (long long)tfq__read_decode_op_ring_steps(op), (long long)span);
   /* what decode_csv makes of the same lines (TextLineReader drops "\n" and a '\r' before it) */
   int64_t n = N;
   tfq_tensor *recs;

@@ -5,8 +5,8 @@
  *
  * One Criterion executable, test_fifo_queue (suite "fifo", meson test "fifo_queue"), built from
  * the files of this directory, one per behaviour: single_ops.c, elements.c, batches.c,
- * blocking.c, close.c, cancel.c, deadlines.c, concurrency.c, fast_path.c.  This header holds
- * what they share beyond ../helpers.h. */
+ * blocking.c, close.c, cancel.c, deadlines.c, concurrency.c, fast_path.c, reserve.c.  This header
+ * holds what they share beyond ../helpers.h. */
 #ifndef TFQ_TEST_FIFO_UTIL_H
 #define TFQ_TEST_FIFO_UTIL_H
 
