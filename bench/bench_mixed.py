@@ -3,6 +3,11 @@ int64, an int32, a categorical word and a free-text id): the pipeline against it
 the library's decode against DuckDB, pyarrow and pandas, from interleaved runs.
 
     bench_mixed.py --build BUILD [--python PY] [--data DIR] [--runs R] [--parts N]
+                   [--csv FILE --types TYPES]
+
+--csv measures the same rows on a CSV of your own instead of DM.csv (no header, no quoted
+fields); --types gives its column types as bench_lines takes them, one letter a column:
+f float32, d float64, i int32, l int64, s string (tfq-cat's -d spec is derived from them).
 
 Each round runs, one after the other, every configuration once (R rounds, default 5):
   lines        bench_lines DM.csv: tfq_decode_csv_lines on the file's lines in batches of 1,024,
@@ -30,6 +35,7 @@ import time
 
 TYPES = "ffffffliss"
 SPEC = "6*float32:0,int64:0,int32:0,string:,string:"
+SPEC_OF = {"f": "float32:0", "d": "float64:0", "i": "int32:0", "l": "int64:0", "s": "string:"}
 
 
 def child_cpu():
@@ -78,13 +84,26 @@ def main():
     ap.add_argument("--data", default="/tmp/tfq-bench-mixed")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--parts", type=int, default=8)
+    ap.add_argument("--csv", default=None)
+    ap.add_argument("--types", default=None)
     a = ap.parse_args()
-    path = os.path.join(a.data, "DM.csv")
-    if not os.path.exists(path):
+    types, spec = TYPES, SPEC
+    if a.csv:
+        if not a.types or any(t not in SPEC_OF for t in a.types):
+            sys.exit("bench_mixed: --csv needs --types, one of %s per column" % "".join(SPEC_OF))
+        types, spec = a.types, ",".join(SPEC_OF[t] for t in a.types)
+        path = os.path.abspath(a.csv)
+        dsname = os.path.basename(path)
+        parts_dir = path + ".parts"
+    else:
+        path = os.path.join(a.data, "DM.csv")
+        dsname = "DM"
+        parts_dir = os.path.join(a.data, "DM-parts")
+    if not os.path.exists(path) and not a.csv:
         subprocess.run([os.path.join(a.build, "bench", "gen_data"), a.data], check=True,
                        stdout=subprocess.DEVNULL)
     size = os.path.getsize(path)
-    parts = split_parts(path, a.parts, os.path.join(a.data, "DM-parts"))
+    parts = split_parts(path, a.parts, parts_dir)
     lines = os.path.join(a.build, "bench", "bench_lines")
     cat = os.path.join(a.build, "tools", "tfq-cat")
     peers = []
@@ -94,17 +113,17 @@ def main():
                                                        capture_output=True).returncode == 0 else []
 
     def cat_cmd(extra, files):
-        return [cat, "-o", "none", "-n", "0", "-b", "128", "-q", "--stats", "-d", SPEC] + \
+        return [cat, "-o", "none", "-n", "0", "-b", "128", "-q", "--stats", "-d", spec] + \
             extra + files
 
-    configs = [("lines", [lines, path, TYPES]), ("buffer", [lines, path, TYPES, "--buffer"]),
+    configs = [("lines", [lines, path, types]), ("buffer", [lines, path, types, "--buffer"]),
                ("no-shuffle", cat_cmd(["--no-shuffle", "-j", "1"], [path])),
                ("shuffle", cat_cmd(["-j", "1"], [path])),
                ("parts-1", cat_cmd(["-j", "1"], parts)),
                ("parts-2", cat_cmd(["-j", "2"], parts))]
     for p in peers:
         configs.append((p, taskset + [a.python, os.path.join(os.path.dirname(__file__),
-                                                             "peers_mixed.py"), p, path, TYPES]))
+                                                             "peers_mixed.py"), p, path, types]))
     res = {name: [] for name, _ in configs}
     ref_check, failed = None, []
     for r in range(a.runs):
@@ -148,7 +167,7 @@ def main():
     for name, _ in configs:
         rs = [rate(name, i) for i in range(a.runs)]
         cs = [rate(name, i, True) for i in range(a.runs)]
-        row = {"bench": "mixed", "impl": name, "dataset": "DM", "bytes": size, "runs": a.runs,
+        row = {"bench": "mixed", "impl": name, "dataset": dsname, "bytes": size, "runs": a.runs,
                "mb_per_s": med(rs), "mb_per_s_min": min(rs), "mb_per_s_max": max(rs),
                "mb_per_s_cpu": med(cs)}
         if name in ("no-shuffle", "shuffle", "parts-1", "parts-2"):
@@ -172,19 +191,19 @@ def main():
         print("ROW " + json.dumps({"bench": "mixed-target", "what": what, "value": m, "min": lo,
                                    "max": hi, "bound": bound}))
 
-    print("DM: %.1f MB, %d rows; medians of %d interleaved rounds (MB/s, wall):" %
-          (size / 1e6, rows_expected, a.runs))
+    print("%s: %.1f MB, %d rows; medians of %d interleaved rounds (MB/s, wall):" %
+          (dsname, size / 1e6, rows_expected, a.runs))
     for row in out_rows:
         extra = " allocs/record %.4f" % row["allocs_per_record"] if "allocs_per_record" in row \
             else ""
         print("  %-11s %7.1f MB/s (range %.1f-%.1f; CPU-time rate %.1f)%s" %
               (row["impl"], row["mb_per_s"], row["mb_per_s_min"], row["mb_per_s_max"],
                row["mb_per_s_cpu"], extra))
-    target("DM tfq-cat shuffled b128 1 reader / tfq_decode_csv_lines 1 thread", "shuffle", "lines",
+    target(dsname + " tfq-cat shuffled b128 1 reader / tfq_decode_csv_lines 1 thread", "shuffle", "lines",
            0.8)
-    target("DM tfq-cat no-shuffle b128 1 reader / tfq_decode_csv_lines 1 thread", "no-shuffle",
+    target(dsname + " tfq-cat no-shuffle b128 1 reader / tfq_decode_csv_lines 1 thread", "no-shuffle",
            "lines", 0.9)
-    target("DM tfq-cat 2 readers / 1 reader (%d part files, 2 cores)" % a.parts, "parts-2",
+    target(dsname + " tfq-cat 2 readers / 1 reader (%d part files, 2 cores)" % a.parts, "parts-2",
            "parts-1", 1.6)
     # What the cores allow at the CPU the 2-reader run itself spent: its wall time is at least
     # its CPU time over the cores, so in each round wall(1 reader) / wall(2 readers) is at most
@@ -197,11 +216,11 @@ def main():
            med([res["parts-1"][i]["cpu_s"] / res["parts-1"][i]["wall_s"] for i in range(a.runs)])))
     if peers:
         best = max(peers, key=lambda p: med([rate(p, i) for i in range(a.runs)]))
-        target("DM library decode (read + tfq_decode_csv_buffer) / best peer (%s, 1 CPU)" % best,
+        target(dsname + " library decode (read + tfq_decode_csv_buffer) / best peer (%s, 1 CPU)" % best,
                "buffer", best, 2.0, cpu_too=False)
     ap_ = med([x["allocs_per_record"] for x in res["shuffle"]])
-    print("TARGET #18 DM shuffled pipeline allocations per record (tfq-cat --stats) <= 0.05: "
-          "%.4f %s" % (ap_, "met" if ap_ <= 0.05 else "missed"))
+    print("TARGET #18 %s shuffled pipeline allocations per record (tfq-cat --stats) <= 0.05: "
+          "%.4f %s" % (dsname, ap_, "met" if ap_ <= 0.05 else "missed"))
     if failed:
         print("CHECK FAILED: " + "; ".join(failed))
         sys.exit(1)

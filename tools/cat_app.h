@@ -91,6 +91,7 @@ typedef struct app {
   tfq_runner *runner;
   worker *workers;
   int64_t capacity, mad;
+  int64_t step_records; /* records a read step takes at most (cat_pipeline.c, size_steps) */
   /* output */
   int64_t batches_out, records_out;
   double fullness_sum;

@@ -24,8 +24,8 @@
 #include "cat_stdin.h"
 
 /* Records a reader op reads at a time (read_up_to): the room the queue keeps for its producers
- * (capacity - min_after_dequeue: by default at least READ_CHUNK_MAX records per reader, see
- * widen_capacity) within [READ_CHUNK_MIN, READ_CHUNK_MAX],
+ * (capacity - min_after_dequeue: by default at least one step's records per reader, see
+ * widen_capacity) within [READ_CHUNK_MIN, read_chunk_max()],
  * so that an enqueue_many rarely waits for room half-way (each wait costs a sleep and a wake-up
  * on both sides) while the op's fixed costs per read (a handful of tensors) stay small per
  * record.  2,048 rather than 1,024: the consumer sleeps and is woken once a step, and on DM one
@@ -34,9 +34,21 @@
  * (the read-decode op's span path).  But about READ_VALUES values at most for tfq-cat's wide rows:
  * a read batch of rows that wide would take tens of MB at each step (the lines, the decoded
  * columns, the stacked component), each block fresh pages from the kernel, where a batch of a few
- * MB is reused from one read to the next. */
+ * MB is reused from one read to the next.
+ *
+ * Narrow rows take longer steps: about STEP_BYTES of input, up to READ_CHUNK_NARROW records
+ * (size_steps).  A step costs the consumer a sleep and a wake-up, and the reader a wait for room
+ * when the consumer wakes late (~35 us each way on these VMs), whatever its size: a step of 2,048
+ * records of 14 bytes (an int64 and a float32) lasts ~70 us, so on such a file steps of ~11,700
+ * records ran 1.17x faster without shuffling, 1.16x shuffled (1,390 -> 240 context switches;
+ * docs/performance.md, thirteenth pass).  Long rows keep 2,048: 512 did not help 600-byte rows.
+ * STEP_BYTES stays under the reader's buffer (TFQ_DEFAULT_READ_BUFFER_BYTES, 256 KiB), so that a
+ * step's lines are one read. */
 #define READ_CHUNK_MIN 256
 #define READ_CHUNK_MAX 2048
+#define READ_CHUNK_NARROW 16384
+#define STEP_BYTES ((int64_t)160 << 10)
+#define STEP_SAMPLE_BYTES ((size_t)64 << 10)
 #define READ_VALUES (1 << 20)
 
 static atomic_int g_signal;
@@ -228,16 +240,54 @@ static void map_components(const app *a, tfq_read_decode_op *op, tfq_status *st)
   free(cols);
 }
 
-/* The most records a read step takes: READ_CHUNK_MAX, or about READ_VALUES values of wide rows. */
+/* Sets a->step_records: READ_CHUNK_MAX, or for lines (CSV, text) of a mean length under
+ * STEP_BYTES / (2 * READ_CHUNK_MAX), 40 bytes, in the first STEP_SAMPLE_BYTES of the first file,
+ * about STEP_BYTES of them, at most READ_CHUNK_NARROW.  (Longer lines gain nothing: a step of
+ * 2,048 77-byte rows lasts ~350 us, well over the wake-ups it costs; 2,139 of them ran 0.98x.)  A
+ * first file shorter than the sample, or one that is standard input, a pipe, compressed or
+ * unreadable here (the reader reports it later) keeps READ_CHUNK_MAX, and so does a seeded shuffle
+ * with one reader, whose order (widen_capacity) the step could change. */
+static void size_steps(app *a) {
+  a->step_records = READ_CHUNK_MAX;
+  if ((a->o.shuffle && a->o.seed_set && a->o.threads == 1) || /* an order earlier versions gave */
+      a->ex || (a->fmt != FMT_CSV && a->fmt != FMT_TEXT) || a->nfiles == 0)
+    return;
+  const input_file *f = &a->files[0];
+  if (f->is_stdin || f->is_pipe || f->comp == TFQ_COMPRESSION_ZLIB ||
+      f->comp == TFQ_COMPRESSION_GZIP)
+    return;
+  int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  unsigned char *buf = xmalloc(STEP_SAMPLE_BYTES);
+  ssize_t n = pread(fd, buf, STEP_SAMPLE_BYTES, 0);
+  close(fd);
+  if (n == (ssize_t)STEP_SAMPLE_BYTES &&
+      (f->comp == TFQ_COMPRESSION_NONE ||
+       detect_compression(buf, (size_t)n, f->path, a->fmt) == TFQ_COMPRESSION_NONE)) {
+    int64_t lines = 0, last = -1;
+    for (const unsigned char *p = buf, *e = buf + n; (p = memchr(p, '\n', (size_t)(e - p))); p++) {
+      lines++;
+      last = p - buf;
+    }
+    if (lines >= 16) { /* records = STEP_BYTES / mean line length */
+      int64_t k = STEP_BYTES * lines / (last + 1);
+      if (k >= 2 * READ_CHUNK_MAX) a->step_records = k > READ_CHUNK_NARROW ? READ_CHUNK_NARROW : k;
+    }
+  }
+  free(buf);
+}
+
+/* The most records a read step takes: a->step_records, or about READ_VALUES values of wide rows. */
 static int64_t read_chunk_max(const app *a) {
   if (a->stack_cols && !a->ex && (int64_t)a->nfields > READ_VALUES / READ_CHUNK_MAX) {
     int64_t k = READ_VALUES / (int64_t)a->nfields;
     return k < 1 ? 1 : k;
   }
-  return READ_CHUNK_MAX;
+  return a->step_records;
 }
 
-/* The default capacity: room for one whole read step (READ_CHUNK_MAX records, fewer for wide rows)
+/* The default capacity: room for one whole read step (read_chunk_max(): READ_CHUNK_MAX records,
+ * more for narrow rows, fewer for wide rows)
  * per reader above min_after_dequeue, where TF's rule (mad + (threads + 2) batches; 3 batches
  * without shuffling) leaves less.  Readers then enqueue in whole steps instead of waiting for
  * room half-way through them (on DM, two readers: 1.39x one reader with room for 512 records,
@@ -268,8 +318,7 @@ static void start_workers(app *a, tfq_status *st) {
   /* read_up_to blocks until it has n records: a pipe is read a batch at a time */
   int64_t chunk = a->capacity - (o->shuffle ? a->mad : 0);
   if (chunk < READ_CHUNK_MIN) chunk = READ_CHUNK_MIN;
-  if (chunk > READ_CHUNK_MAX) chunk = READ_CHUNK_MAX;
-  if (chunk > read_chunk_max(a)) chunk = read_chunk_max(a); /* wide rows */
+  if (chunk > read_chunk_max(a)) chunk = read_chunk_max(a); /* narrow or wide rows */
   for (size_t i = 0; i < a->nfiles; i++)
     if (a->files[i].is_pipe && o->batch_size < chunk) chunk = o->batch_size;
   if (tfq_runner_new(a->q, &a->runner, st)) die_oom();
@@ -444,6 +493,7 @@ int pipeline_prepare(app *a, int argc, char **argv, tfq_status *st) {
       if (tfq_spec_add(a->spec, a->fields[i].dtype, NULL, 0, NULL, st)) die_oom();
   }
   if (o->keys && tfq_spec_add(a->spec, TFQ_STRING, NULL, 0, NULL, st)) die_oom();
+  size_steps(a);
   widen_capacity(a);
   tfq_queue_options *qo;
   if (tfq_queue_options_new(&qo, st)) die_oom();

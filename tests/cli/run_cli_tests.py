@@ -108,6 +108,8 @@ MAKERS = {
     "tfr_trunc": lambda ctx: _corrupt(ctx, "trunc.tfrecord", MAKERS["tfr"], 0, truncate=6),
     "big": lambda ctx: _big(ctx, 64 << 20),
     "lines20k": _mk("lines20k.csv", lambda ctx: b"".join(b"%d,%d\n" % (i, i * 7) for i in range(20000))),
+    "lines20k_gz": _mk("lines20k.csv.gz", lambda ctx: gzip.compress(
+        b"".join(b"%d,%d\n" % (i, i * 7) for i in range(20000)), mtime=0)),
     # line 15,001 of 20,000 is not a number
     "bad20k": _mk("bad20k.csv", lambda ctx: b"".join(
         (b"x,%d\n" % i) if i == 15000 else b"%d,%d\n" % (i, i * 7) for i in range(20000))),
@@ -483,6 +485,25 @@ case("capacity_default_two_readers_a_read_step_each", STATS0 + ["-j", "2", "-b",
      err=rb"\(capacity 5096, min_after_dequeue 1000\)")
 case("capacity_default_tf_rule_with_big_batches", STATS0 + ["-j", "2", "-b", "1200", "{iris}"],
      err=rb"\(capacity 5800, min_after_dequeue 1000\)")
+# Narrow rows take longer read steps: about 160 KiB of lines (tools/cat_pipeline.c, size_steps),
+# from the mean line of the first file's first 64 KiB.  lines20k's first 64 KiB hold 6,203 lines
+# ending at byte 65,533: 163,840 * 6,203 / 65,534 = 15,507 records a step.  Every record still
+# comes out once.
+NARROW = Q + ["-n", "0", "-o", "none", "--stats", "-d", "int,int"]
+case("capacity_default_no_shuffle_narrow_rows_two_longer_steps",
+     NARROW + ["--no-shuffle", "{lines20k}"],
+     err=rb"records 20000, .*\(capacity 31014, min_after_dequeue 0\)")
+case("capacity_default_narrow_rows_a_longer_step_per_reader", NARROW + ["-j", "2", "{lines20k}"],
+     err=rb"records 20000, .*\(capacity 32014, min_after_dequeue 1000\)")
+case("capacity_default_narrow_rows_seeded_shuffle_keeps_tf_rule",
+     NARROW + ["-j", "1", "--seed=3", "{lines20k}"],
+     err=rb"records 20000, .*\(capacity 1024, min_after_dequeue 1000\)")
+case("capacity_default_narrow_rows_compressed_keeps_the_step",
+     NARROW + ["--no-shuffle", "{lines20k_gz}"],
+     err=rb"records 20000, .*\(capacity 4096, min_after_dequeue 0\)")
+case("narrow_rows_longer_steps_deliver_every_record_once",
+     Q + ["-j", "2", "-b", "1000", "-n", "0", "-o", "csv", "-d", "int,int", "{lines20k}"],
+     check=lambda c, rc, o, e: _same_multiset(c, o, 1))
 case("capacity_given_is_kept", STATS0 + ["-j", "2", "-b", "8", "--capacity=1100", "{iris}"],
      err=rb"\(capacity 1100, min_after_dequeue 1000\)")
 case("shuffle_flag", Q + HDR + ["--shuffle", "--seed=9", "-b", "150", "-n", "1", "-o", "csv",
