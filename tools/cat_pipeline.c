@@ -40,7 +40,7 @@
  * (size_steps).  A step costs the consumer a sleep and a wake-up, and the reader a wait for room
  * when the consumer wakes late (~35 us each way on these VMs), whatever its size: a step of 2,048
  * records of 14 bytes (an int64 and a float32) lasts ~70 us, so on such a file steps of ~11,700
- * records ran 1.17x faster without shuffling, 1.16x shuffled (1,390 -> 240 context switches;
+ * records ran 1.17x faster without shuffling, 1.18x shuffled (1,390 -> ~270 context switches;
  * docs/performance.md, thirteenth pass).  Long rows keep 2,048: 512 did not help 600-byte rows.
  * STEP_BYTES stays under the reader's buffer (TFQ_DEFAULT_READ_BUFFER_BYTES, 256 KiB), so that a
  * step's lines are one read. */
