@@ -46,8 +46,10 @@ tfq_code name_task(const target *t, tfq_code c, tfq_status *st);
  * unit and attempt).  A worker's training step inserts (key << 6 | worker task) -> rows into the
  * table NAME_acked on the ps, in the same run.  The feeder keeps every batch it sent until an
  * acknowledgement of it is seen (polled every 250 ms), probes each worker every 500 ms (QueueSize,
- * 2 s limit; three failures in a row: dead), re-sends a dead worker's unacknowledged batches to
- * the live ones, and finishes only when everything it sent is acknowledged. */
+ * 2 s limit; three failures in a row: dead; not once the input is done, nothing waits to be
+ * re-sent and the worker holds none of its unacknowledged batches), re-sends a dead worker's
+ * unacknowledged batches to the live ones, and finishes only when everything it sent is
+ * acknowledged. */
 
 /* The key of batch `seq` of a unit's attempt, and the acknowledgement key of worker `task`. */
 int64_t acks_slot(int64_t unit, int64_t attempt);

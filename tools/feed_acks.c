@@ -1,10 +1,12 @@
 /* tfq-feed --acks: acknowledgements, liveness probes and failover (see feed.h).
  *
  * Every batch sent stays here (its columns referenced) until a worker's training step has put its
- * acknowledgement in the ack table: `outstanding` in send order.  A worker that misses two probes
+ * acknowledgement in the ack table: `outstanding` in send order.  A worker that misses three probes
  * in a row is dead: its outstanding batches move to `resend`, which every live target's op takes
- * from before new input.  An op ends when the input is exhausted and nothing is outstanding or
- * waiting to be re-sent (or when its worker is dead). */
+ * from before new input.  Once the input is done, nothing waits to be re-sent and a worker holds
+ * none of the unit's unacknowledged batches, it is no longer probed (acks_probe_step).  An op ends
+ * when the input is exhausted and nothing is outstanding or waiting to be re-sent (or when its
+ * worker is dead). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -343,15 +345,30 @@ static void fail_over(feed *f, target *t) {
   }
 }
 
+/* Whether target ti holds a batch not yet acknowledged (under k->mu). */
+static int holds_outstanding(const acks *k, size_t ti) {
+  for (const entry *e = k->out.head; e; e = e->next)
+    if (e->target == ti) return 1;
+  return 0;
+}
+
+/* Once the input is done and nothing is waiting to be re-sent, a worker holding none of this
+ * unit's batches unacknowledged is not probed: losing it would lose nothing, and a worker that
+ * ends normally (its queue closed by the last feeder, OutOfRange) stops answering while this
+ * feeder is still winding down, which is not a loss. */
 tfq_code acks_probe_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
   (void)cancel;
   feed *f = ctx;
   for (size_t i = 0; i < f->nt; i++) {
     target *t = &f->t[i];
     lock(f->ak);
-    int dead = t->dead;
+    int dead = t->dead,
+        settled = f->ak->input_done && !f->ak->resend.n && !holds_outstanding(f->ak, i);
     unlock(f->ak);
-    if (dead) continue;
+    if (dead || settled) {
+      t->fails = 0;
+      continue;
+    }
     int64_t size;
     if (tfq_tf_queue_size(t->probe, &size, st) == TFQ_OK) {
       t->fails = 0;
