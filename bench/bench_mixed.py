@@ -34,7 +34,6 @@ import sys
 import time
 
 TYPES = "ffffffliss"
-SPEC = "6*float32:0,int64:0,int32:0,string:,string:"
 SPEC_OF = {"f": "float32:0", "d": "float64:0", "i": "int32:0", "l": "int64:0", "s": "string:"}
 
 
@@ -87,11 +86,11 @@ def main():
     ap.add_argument("--csv", default=None)
     ap.add_argument("--types", default=None)
     a = ap.parse_args()
-    types, spec = TYPES, SPEC
+    types = TYPES
     if a.csv:
         if not a.types or any(t not in SPEC_OF for t in a.types):
             sys.exit("bench_mixed: --csv needs --types, one of %s per column" % "".join(SPEC_OF))
-        types, spec = a.types, ",".join(SPEC_OF[t] for t in a.types)
+        types = a.types
         path = os.path.abspath(a.csv)
         dsname = os.path.basename(path)
         parts_dir = path + ".parts"
@@ -102,6 +101,7 @@ def main():
     if not os.path.exists(path) and not a.csv:
         subprocess.run([os.path.join(a.build, "bench", "gen_data"), a.data], check=True,
                        stdout=subprocess.DEVNULL)
+    spec = ",".join(SPEC_OF[t] for t in types)  # tfq-cat's -d
     size = os.path.getsize(path)
     parts = split_parts(path, a.parts, parts_dir)
     lines = os.path.join(a.build, "bench", "bench_lines")
@@ -199,12 +199,12 @@ def main():
         print("  %-11s %7.1f MB/s (range %.1f-%.1f; CPU-time rate %.1f)%s" %
               (row["impl"], row["mb_per_s"], row["mb_per_s_min"], row["mb_per_s_max"],
                row["mb_per_s_cpu"], extra))
-    target(dsname + " tfq-cat shuffled b128 1 reader / tfq_decode_csv_lines 1 thread", "shuffle", "lines",
-           0.8)
-    target(dsname + " tfq-cat no-shuffle b128 1 reader / tfq_decode_csv_lines 1 thread", "no-shuffle",
-           "lines", 0.9)
-    target(dsname + " tfq-cat 2 readers / 1 reader (%d part files, 2 cores)" % a.parts, "parts-2",
-           "parts-1", 1.6)
+    target(dsname + " tfq-cat shuffled b128 1 reader / tfq_decode_csv_lines 1 thread",
+           "shuffle", "lines", 0.8)
+    target(dsname + " tfq-cat no-shuffle b128 1 reader / tfq_decode_csv_lines 1 thread",
+           "no-shuffle", "lines", 0.9)
+    target(dsname + " tfq-cat 2 readers / 1 reader (%d part files, 2 cores)" % a.parts,
+           "parts-2", "parts-1", 1.6)
     # What the cores allow at the CPU the 2-reader run itself spent: its wall time is at least
     # its CPU time over the cores, so in each round wall(1 reader) / wall(2 readers) is at most
     # cores * wall(1 reader) / CPU(2 readers).  A real upper bound of the round's ratio.
@@ -216,8 +216,8 @@ def main():
            med([res["parts-1"][i]["cpu_s"] / res["parts-1"][i]["wall_s"] for i in range(a.runs)])))
     if peers:
         best = max(peers, key=lambda p: med([rate(p, i) for i in range(a.runs)]))
-        target(dsname + " library decode (read + tfq_decode_csv_buffer) / best peer (%s, 1 CPU)" % best,
-               "buffer", best, 2.0, cpu_too=False)
+        target(dsname + " library decode (read + tfq_decode_csv_buffer) / best peer (%s, 1 CPU)"
+               % best, "buffer", best, 2.0, cpu_too=False)
     ap_ = med([x["allocs_per_record"] for x in res["shuffle"]])
     print("TARGET #18 %s shuffled pipeline allocations per record (tfq-cat --stats) <= 0.05: "
           "%.4f %s" % (dsname, ap_, "met" if ap_ <= 0.05 else "missed"))

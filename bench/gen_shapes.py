@@ -69,5 +69,6 @@ def main():
     with open(manifest, "w") as f:
         f.write(stamp)
 
+
 if __name__ == "__main__":
     main()

@@ -240,6 +240,11 @@ static void map_components(const app *a, tfq_read_decode_op *op, tfq_status *st)
   free(cols);
 }
 
+/* Whether the queue's order is to repeat from run to run: a shuffle with --seed and one reader,
+ * whose order depends on the capacity and the read step, so both keep what earlier versions had
+ * (TF's capacity rule, READ_CHUNK_MAX). */
+static int seeded_order(const options *o) { return o->shuffle && o->seed_set && o->threads == 1; }
+
 /* Sets a->step_records: READ_CHUNK_MAX, or for lines (CSV, text) of a mean length under
  * STEP_BYTES / (2 * READ_CHUNK_MAX), 40 bytes, in the first STEP_SAMPLE_BYTES of the first file,
  * about STEP_BYTES of them, at most READ_CHUNK_NARROW.  (Longer lines gain nothing: a step of
@@ -249,8 +254,7 @@ static void map_components(const app *a, tfq_read_decode_op *op, tfq_status *st)
  * with one reader, whose order (widen_capacity) the step could change. */
 static void size_steps(app *a) {
   a->step_records = READ_CHUNK_MAX;
-  if ((a->o.shuffle && a->o.seed_set && a->o.threads == 1) || /* an order earlier versions gave */
-      a->ex || (a->fmt != FMT_CSV && a->fmt != FMT_TEXT) || a->nfiles == 0)
+  if (seeded_order(&a->o) || a->ex || (a->fmt != FMT_CSV && a->fmt != FMT_TEXT) || a->nfiles == 0)
     return;
   const input_file *f = &a->files[0];
   if (f->is_stdin || f->is_pipe || f->comp == TFQ_COMPRESSION_ZLIB ||
@@ -300,7 +304,7 @@ static int64_t read_chunk_max(const app *a) {
  * --capacity is kept. */
 static void widen_capacity(app *a) {
   const options *o = &a->o;
-  if (o->capacity >= 0 || (o->shuffle && o->seed_set && o->threads == 1)) return;
+  if (o->capacity >= 0 || seeded_order(o)) return;
   /* unshuffled: two steps, so that a reader decodes its next step into the FIFO's ring (ops.h)
    * while the consumer drains the last */
   int64_t step = read_chunk_max(a), readers = o->shuffle ? o->threads : 2;
