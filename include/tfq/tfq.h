@@ -27,6 +27,7 @@
 #include <tfq/example.h>
 #include <tfq/export.h>
 #include <tfq/ops.h>
+#include <tfq/pipeline.h>
 #include <tfq/producer.h>
 #include <tfq/queue.h>
 #include <tfq/reader.h>

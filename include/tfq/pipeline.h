@@ -1,0 +1,292 @@
+/* The pipeline a user wants, as one object: "these files, these columns, shuffled batches of
+ * 128".  TF1 builds it from parts (string_input_producer -> readers -> decode_csv or
+ * parse_example -> shuffle_batch under QueueRunners and a Coordinator); tfq_pipeline builds the
+ * same flow from tfq's parts and adds what TF1 lacks:
+ *
+ *   - nothing lost on a bad record: every good record before a failing one is delivered before
+ *     the error, in input order (tfq_pipeline_next() returns the error once the records before
+ *     it are out), and a budget of bad records can be skipped, each reported once;
+ *   - a deterministic mode: with a seed, the batches are a pure function of (input, options,
+ *     seed), with any number of reader threads;
+ *   - checkpoint and exact resume: tfq_pipeline_save() at a batch boundary, and
+ *     tfq_pipeline_restore() into a new pipeline with the same options continues exactly (in
+ *     deterministic mode, the same batches as the uninterrupted run; otherwise every record
+ *     exactly once).
+ *
+ * How data flows.  One source hands out read steps in input order: the files of the epoch (in
+ * the order given, or shuffled per epoch with the seed when shuffling), each file's records in
+ * file order, up to `step` records a step and never two files in one step; each step gets the
+ * next sequence number.  Reader threads (num_threads) each take a step under the source's lock
+ * and decode it (decode_csv, parse_example) outside it, in parallel.  The caller's thread, in
+ * tfq_pipeline_next(), takes the decoded steps IN SEQUENCE ORDER into the shuffle buffer (or
+ * straight into batches without shuffling) and draws each batch from the buffer as a
+ * RandomShuffleQueue does: each record uniformly at random (PCG32) from the buffer's records,
+ * removed, and the last record moved into its place.
+ *
+ *   free-running (default)  a batch is drawn once the buffer holds min_after_dequeue + batch
+ *                           records (TF1's rule), whatever has arrived: the records a draw sees
+ *                           depend on how far the readers got, as in TF1.
+ *   deterministic           a batch is drawn once the buffer holds `capacity` records (or the
+ *                           input has ended): the buffer's content at each draw, and so every
+ *                           batch, depends only on the input, the options and the seed; the
+ *                           number of threads and the step size do not change it.
+ *
+ * Without shuffling the records come out in input order in both modes.  The final batch may be
+ * smaller than batch_size (dequeue_up_to), unless drop_remainder is set.
+ *
+ * Bad records.  A record that fails to decode or parse, and a read error (a truncated or
+ * corrupted compressed stream or TFRecord file, which ends that file), is a bad record.  The
+ * first bad record past the budget (max_bad_records, default 0) stops the pipeline: every
+ * record before it in input order is delivered first (in shuffled batches when shuffling: the
+ * buffer is drained), then tfq_pipeline_next() returns the error, with the file and the line
+ * (CSV, text) or the record number (other formats) in the message and as data on the status
+ * (tfq_status_file(), tfq_status_line(), tfq_status_offset()).  Bad records within the budget
+ * are skipped: each is reported once, in input order, through the bad-record callback (default:
+ * one line on standard error, "tfq: skipped bad record <file>:<line>: <reason>") and counted in
+ * the stats.  A skipped read error skips the rest of that file (its good records before the error
+ * are delivered).
+ *
+ * Checkpoints.  A state holds: a magic and a version, a CRC32C of the whole, a fingerprint of the
+ * options and of the input files (paths and sizes), the source's position (epoch, the epoch's
+ * file order, the file, and the number of records read from it), the records in the shuffle
+ * buffer in their slots, the records already read but not yet in the buffer, the random
+ * generator's state and the counters.  Restoring re-opens the file at its position by reading
+ * up to it again (the records are not decoded again).  A state made with other options or other
+ * files is refused with TFQ_INVALID_ARGUMENT and a message naming what differs; a corrupted one
+ * with TFQ_DATA_LOSS.
+ *
+ * Threads.  Reader threads start at the first tfq_pipeline_next() (or tfq_pipeline_start());
+ * num_threads == 0 reads and decodes on the caller's thread inside tfq_pipeline_next().  No
+ * callback is ever called from a reader thread.  A pipeline is safe to use from a process made by
+ * fork() only if it was created in that process.
+ *
+ * Since: 0.3 */
+#ifndef TFQ_PIPELINE_H
+#define TFQ_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <tfq/csv.h>
+#include <tfq/example.h>
+#include <tfq/export.h>
+#include <tfq/reader.h>
+#include <tfq/status.h>
+#include <tfq/tensor.h>
+
+TFQ_EXTERN_C_BEGIN
+
+/* The input's format. */
+typedef enum tfq_format {
+  TFQ_FORMAT_CSV = 0,         /* lines of delimited fields, decoded by decode_csv */
+  TFQ_FORMAT_TEXT = 1,        /* lines, one string column "line" */
+  TFQ_FORMAT_TFRECORD = 2,    /* TFRecord records, one string column "record" */
+  TFQ_FORMAT_EXAMPLES = 3,    /* TFRecord files of tf.train.Example, parsed by parse_example */
+  TFQ_FORMAT_FIXED_LENGTH = 4 /* fixed-length records, one string column "record" */
+} tfq_format;
+
+/* ---- options --------------------------------------------------------------------------------
+ * A builder: every setter only records its value; tfq_pipeline_new() checks them all.
+ * Ownership: strings and objects passed in are copied.  Thread-safety: one thread at a time. */
+typedef struct tfq_pipeline_options tfq_pipeline_options;
+
+/* @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED.  Ownership: *out freed with
+ * tfq_pipeline_options_free().  Since: 0.3 */
+TFQ_API tfq_code tfq_pipeline_options_new(tfq_pipeline_options **out,
+                                          tfq_status *st) TFQ_WARN_UNUSED;
+/* NULL is a no-op.  Since: 0.3 */
+TFQ_API void tfq_pipeline_options_free(tfq_pipeline_options *o);
+
+/* Adds an input: a path, or a glob pattern (glob(3): *, ?, [...]) expanded, sorted, when the
+ * pipeline is made; a pattern that matches nothing is an error then ("<pattern>: no file
+ * matches").  Files are read in the order added.  @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED.
+ * Since: 0.3 */
+TFQ_API tfq_code tfq_pipeline_options_add_file(tfq_pipeline_options *o, const char *path,
+                                               tfq_status *st) TFQ_WARN_UNUSED;
+/* Default TFQ_FORMAT_CSV.  Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_format(tfq_pipeline_options *o, tfq_format f);
+/* Default TFQ_COMPRESSION_AUTO: each file by its first bytes, then by its name (.gz, .zlib).
+ * Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_compression(tfq_pipeline_options *o, tfq_compression c);
+
+/* CSV columns as a spec string: comma-separated [N*]TYPE[:DEFAULT] entries, TYPE one of
+ * float32, float64, int32, int64, string (aliases float, double, int, long, str); ":DEFAULT"
+ * gives the record default (a string default may be in double quotes, with "" for a quote), and
+ * no ':' makes the column required ("Field N is required but missing in record M!").  "N*"
+ * repeats an entry.  Example: "2*float32:-1,int32:-1" is the seed program's
+ * record_defaults=[[-1.], [-1.], [-1]].
+ * @return TFQ_OK; TFQ_INVALID_ARGUMENT naming the bad entry ("unknown type 'decimal' in column
+ *         spec ..."); TFQ_RESOURCE_EXHAUSTED.  Since: 0.3 */
+TFQ_API tfq_code tfq_pipeline_options_set_columns(tfq_pipeline_options *o, const char *spec,
+                                                  tfq_status *st) TFQ_WARN_UNUSED;
+/* CSV columns as decode_csv options (typed defaults, delimiter, na_value, select_cols): used as
+ * they are instead of a spec string.  Ownership: `csv` borrowed; it must outlive every pipeline
+ * made from these options and must not change meanwhile.  Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_csv_options(tfq_pipeline_options *o,
+                                                  const tfq_csv_options *csv);
+/* CSV with a spec string: the field delimiter (one byte, default ',').  Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_field_delim(tfq_pipeline_options *o, char delim);
+/* CSV with a spec string: keep only these columns of each line (0-based, increasing), as
+ * decode_csv's select_cols; the spec then lists the kept columns.  @return TFQ_OK,
+ * TFQ_RESOURCE_EXHAUSTED.  Since: 0.3 */
+TFQ_API tfq_code tfq_pipeline_options_set_select_cols(tfq_pipeline_options *o, const int64_t *cols,
+                                                      size_t n, tfq_status *st) TFQ_WARN_UNUSED;
+/* CSV and text: the first line of each file holds the column names (CSV: split at the
+ * delimiter; text: the one name); it is skipped, as with skip_header_lines = 1.  Without it the
+ * columns are named "col0", "col1", ... (text: "line").  Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_header(tfq_pipeline_options *o, int on);
+/* TextLineReader's skip_header_lines (CSV, text): lines skipped at the start of each file.
+ * Default 0 (1 when set_header is on).  Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_skip_header_lines(tfq_pipeline_options *o, int64_t n);
+/* TFQ_FORMAT_FIXED_LENGTH: FixedLengthRecordReader's record_bytes (> 0), header_bytes,
+ * footer_bytes, hop_bytes.  Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_fixed_length(tfq_pipeline_options *o, int64_t record_bytes,
+                                                   int64_t header_bytes, int64_t footer_bytes,
+                                                   int64_t hop_bytes);
+/* TFQ_FORMAT_EXAMPLES: the features to parse (FixedLen and FixedLenSequence features with a
+ * fully defined shape per record; one column each, named by its key).  Ownership: `cfg`
+ * borrowed; it must outlive every pipeline made from these options.  Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_features(tfq_pipeline_options *o,
+                                               const tfq_example_config *cfg);
+/* A last string column "key" holding each record's reader key ("<file>:<n>").  Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_keys(tfq_pipeline_options *o, int on);
+
+/* Records per batch (> 0, default 32).  Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_batch_size(tfq_pipeline_options *o, int64_t n);
+/* The last, smaller batch of an input is not returned (its records are counted as dropped in
+ * the stats).  Default off.  Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_drop_remainder(tfq_pipeline_options *o, int on);
+/* Shuffle the records (and the file order each epoch).  Default on.  Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_shuffle(tfq_pipeline_options *o, int on);
+/* The shuffle buffer: capacity (default min_after_dequeue + 3 * batch_size, TF's rule with one
+ * thread) and min_after_dequeue (default 1000, TF's docs' example; free-running mode only).
+ * Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_capacity(tfq_pipeline_options *o, int64_t capacity);
+TFQ_API void tfq_pipeline_options_set_min_after_dequeue(tfq_pipeline_options *o, int64_t m);
+/* tf.train.shuffle_batch's arguments in one call: batch_size, num_threads, capacity,
+ * min_after_dequeue (shuffle on).  Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_shuffle_batch(tfq_pipeline_options *o, int64_t batch_size,
+                                                    int num_threads, int64_t capacity,
+                                                    int64_t min_after_dequeue);
+/* The seed of the file order and the draws.  Without one, a seed from the OS (readable from the
+ * stats, so a run can be repeated).  Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_seed(tfq_pipeline_options *o, uint64_t seed);
+/* Passes over the input (0: forever; default 1).  Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_num_epochs(tfq_pipeline_options *o, int64_t n);
+/* Reader threads (default 1; 0: read on the caller's thread).  Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_num_threads(tfq_pipeline_options *o, int n);
+/* Records read a step (default 2048).  Changes neither the records nor, in deterministic mode,
+ * the batches.  Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_step(tfq_pipeline_options *o, int64_t records);
+/* Shard `index` of `count` (0 <= index < count): with at least `count` files, the files k with
+ * k % count == index; otherwise the records n (0-based in each file) with n % count == index.
+ * Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_shard(tfq_pipeline_options *o, int64_t index, int64_t count);
+/* Bad records skipped before one stops the pipeline (default 0; -1: no limit).  Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_max_bad_records(tfq_pipeline_options *o, int64_t n);
+/* The deterministic mode (above).  Default off.  Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_deterministic(tfq_pipeline_options *o, int on);
+
+/* Called once per skipped bad record, in input order, on the thread calling
+ * tfq_pipeline_next(): `where` is "<file>:<line>" (CSV, text) or "<file>:<record>" / "<file>"
+ * , `reason` TF's message.  Strings borrowed for the call. */
+typedef void (*tfq_bad_record_fn)(void *ctx, const char *where, const char *reason);
+/* NULL restores the default (standard error).  Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_bad_record_fn(tfq_pipeline_options *o, tfq_bad_record_fn fn,
+                                                    void *ctx);
+
+/* ---- the pipeline ---------------------------------------------------------------------------- */
+typedef struct tfq_pipeline tfq_pipeline;
+
+/* Makes a pipeline: expands the inputs, checks the options, reads the header line when asked.
+ * No thread runs yet.
+ * @return TFQ_OK; TFQ_INVALID_ARGUMENT a bad option ("batch_size must be > 0", "no input file",
+ *         "min_after_dequeue (m) must be below capacity (c)", "columns are required for CSV
+ *         input", ...); TFQ_NOT_FOUND an input that does not exist or a pattern matching nothing;
+ *         TFQ_RESOURCE_EXHAUSTED.
+ * Ownership: `o` borrowed for the call (copied); *out freed with tfq_pipeline_free().
+ * Thread-safety: any.  Since: 0.3 */
+TFQ_API tfq_code tfq_pipeline_new(const tfq_pipeline_options *o, tfq_pipeline **out,
+                                  tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Starts the reader threads (tfq_pipeline_next() does it if needed).  After a restore only.
+ * @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED (no thread).  Since: 0.3 */
+TFQ_API tfq_code tfq_pipeline_start(tfq_pipeline *p, tfq_status *st) TFQ_WARN_UNUSED;
+
+/* The next batch: a tuple with one tensor per column, each [n, <record shape>] with
+ * 1 <= n <= batch_size (n < batch_size only for the last batch of the input).
+ * @return TFQ_OK; TFQ_OUT_OF_RANGE the input is exhausted ("End of sequence"), and on every
+ *         later call; a bad record past the budget, after every record before it was returned
+ *         (its code: TFQ_INVALID_ARGUMENT for decode/parse errors, TFQ_DATA_LOSS for corrupt or
+ *         truncated files, ...; the same error again on later calls); TFQ_CANCELLED after
+ *         tfq_pipeline_stop().
+ * Ownership: *out (NULL unless TFQ_OK) is the caller's, freed with tfq_tuple_free().
+ * Thread-safety: one thread at a time (the consumer).  Since: 0.3 */
+TFQ_API tfq_code tfq_pipeline_next(tfq_pipeline *p, tfq_tuple **out,
+                                   tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Columns of the batches: count, names, dtypes, per-record shapes.  Ownership: strings and
+ * arrays borrowed from `p`.  Thread-safety: any.  Since: 0.3 */
+TFQ_API size_t tfq_pipeline_num_columns(const tfq_pipeline *p);
+TFQ_API const char *tfq_pipeline_column_name(const tfq_pipeline *p, size_t i);
+TFQ_API tfq_dtype tfq_pipeline_column_dtype(const tfq_pipeline *p, size_t i);
+TFQ_API int tfq_pipeline_column_rank(const tfq_pipeline *p, size_t i);
+TFQ_API const int64_t *tfq_pipeline_column_dims(const tfq_pipeline *p, size_t i);
+
+/* Counters, a snapshot.  Fields may be added at the end (set `size` to sizeof before the call).
+ */
+typedef struct tfq_pipeline_stats {
+  size_t size;             /* in: sizeof(tfq_pipeline_stats) as the caller knows it */
+  uint64_t seed;           /* the seed in use (given or from the OS) */
+  int64_t records_read;    /* records read from the files (good and bad, after sharding) */
+  int64_t records_out;     /* records returned in batches */
+  int64_t batches_out;     /* batches returned */
+  int64_t bad_records;     /* bad records skipped */
+  int64_t records_dropped; /* the remainder not returned (drop_remainder) */
+  int64_t bytes_read;      /* bytes of records read (after decompression) */
+  int64_t buffer_records;  /* records in the shuffle buffer now */
+  int64_t buffer_capacity; /* its capacity */
+  int64_t epoch;           /* the epoch being read (0-based) */
+  int64_t files;           /* input files after expansion and sharding */
+} tfq_pipeline_stats;
+/* @return TFQ_OK, TFQ_INVALID_ARGUMENT (size 0).  Thread-safety: any.  Since: 0.3 */
+TFQ_API tfq_code tfq_pipeline_get_stats(tfq_pipeline *p, tfq_pipeline_stats *out,
+                                        tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Saves the state (above) at the current batch boundary: reader threads pause between steps
+ * while the state is written, then go on.
+ * @return TFQ_OK (*state, *len set); TFQ_FAILED_PRECONDITION after an error was returned;
+ *         TFQ_RESOURCE_EXHAUSTED.
+ * Ownership: *state is the caller's, freed with tfq_free().  Thread-safety: the consumer's
+ * thread, between tfq_pipeline_next() calls.  Since: 0.3 */
+TFQ_API tfq_code tfq_pipeline_save(tfq_pipeline *p, char **state, size_t *len,
+                                   tfq_status *st) TFQ_WARN_UNUSED;
+/* As tfq_pipeline_save(), written to `path` atomically (a temporary file beside it, fsync,
+ * rename): a crash leaves the old state or the new one.  @return as save, TFQ_UNKNOWN and the
+ * other I/O codes naming the file.  Since: 0.3 */
+TFQ_API tfq_code tfq_pipeline_save_file(tfq_pipeline *p, const char *path,
+                                        tfq_status *st) TFQ_WARN_UNUSED;
+/* Restores a saved state into a pipeline made with the same options and files, before its
+ * first tfq_pipeline_next().
+ * @return TFQ_OK; TFQ_DATA_LOSS "pipeline state is corrupted (...)" (magic, checksum, length);
+ *         TFQ_INVALID_ARGUMENT "pipeline state is from other options or files (...)" naming
+ *         what differs, or a version this library cannot read; TFQ_FAILED_PRECONDITION the
+ *         pipeline has started; TFQ_OUT_OF_RANGE / TFQ_DATA_LOSS a file is now shorter than its
+ *         saved position; TFQ_RESOURCE_EXHAUSTED.
+ * Ownership: `state` borrowed.  Thread-safety: the consumer's thread.  Since: 0.3 */
+TFQ_API tfq_code tfq_pipeline_restore(tfq_pipeline *p, const void *state, size_t len,
+                                      tfq_status *st) TFQ_WARN_UNUSED;
+/* As tfq_pipeline_restore(), from a file written by tfq_pipeline_save_file().  Since: 0.3 */
+TFQ_API tfq_code tfq_pipeline_restore_file(tfq_pipeline *p, const char *path,
+                                           tfq_status *st) TFQ_WARN_UNUSED;
+
+/* Makes a blocked or later tfq_pipeline_next() return TFQ_CANCELLED and stops the readers.
+ * Thread-safety: any thread (a signal handler's thread too).  Since: 0.3 */
+TFQ_API void tfq_pipeline_stop(tfq_pipeline *p);
+
+/* Stops and joins the reader threads and frees everything.  NULL is a no-op.  Thread-safety: no
+ * other call on `p` may run.  Since: 0.3 */
+TFQ_API void tfq_pipeline_free(tfq_pipeline *p);
+
+TFQ_EXTERN_C_END
+
+#endif

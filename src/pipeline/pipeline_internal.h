@@ -1,0 +1,199 @@
+/* Private declarations of src/pipeline (tfq/pipeline.h): the options, the source of read steps
+ * (source.c), the decoded parts they become (decode.c), the consumer and its shuffle buffer
+ * (pipeline.c) and the checkpoint state (state.c).
+ *
+ * Data: a read step is a `pl_chunk` with a sequence number; decoding turns it into a list of
+ * `pl_part`s, each a run of decoded records or one bad record (or the end of the input).  The
+ * consumer takes chunks in sequence order, appends their parts to its stream, and moves records
+ * from the stream into buffer slots; a slot names a part and a row, and a part lives while slots
+ * or the stream refer to it (consumer thread only, no locks). */
+#ifndef TFQ_PIPELINE_INTERNAL_H
+#define TFQ_PIPELINE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <tfq/pipeline.h>
+#include <tfq/queue.h>
+
+#include "../core/base.h"
+#include "../core/sync.h"
+
+/* ---- options (options.c) ---- */
+struct tfq_pipeline_options {
+  char **files;
+  size_t nfiles, files_cap;
+  tfq_format format;
+  tfq_compression compression;
+  char *columns; /* the spec string, or NULL */
+  const tfq_csv_options *csv;
+  char delim;
+  int64_t *select_cols;
+  size_t nselect;
+  int header;
+  int64_t skip_header_lines; /* -1: not set */
+  int64_t record_bytes, header_bytes, footer_bytes, hop_bytes;
+  const tfq_example_config *features;
+  int keys;
+  int64_t batch_size;
+  int drop_remainder;
+  int shuffle;
+  int64_t capacity, mad; /* -1: default */
+  int seed_set;
+  uint64_t seed;
+  int64_t num_epochs;
+  int threads;
+  int64_t step;
+  int64_t shard_i, shard_n;
+  int64_t max_bad;
+  int deterministic;
+  tfq_bad_record_fn bad_fn;
+  void *bad_ctx;
+};
+
+/* One column of the spec string. */
+typedef struct pl_colspec {
+  tfq_dtype dtype;
+  int required;
+  char *def; /* default bytes (NUL-terminated; strings may hold NUL: deflen) */
+  size_t deflen;
+} pl_colspec;
+
+/* Parses a column spec (tfq_pipeline_options_set_columns).  *out (n entries) freed with
+ * pl_colspec_free. */
+tfq_code pl_parse_columns(const char *spec, pl_colspec **out, size_t *n, tfq_status *st);
+void pl_colspec_free(pl_colspec *c, size_t n);
+/* decode_csv options from a parsed spec, the delimiter and select_cols. */
+tfq_code pl_csv_from_spec(const pl_colspec *c, size_t n, char delim, const int64_t *sel,
+                          size_t nsel, tfq_csv_options **out, tfq_status *st);
+
+/* ---- parts and chunks ---- */
+enum { PART_RECORDS = 0, PART_BAD = 1, PART_END = 2 };
+
+typedef struct pl_part {
+  struct pl_part *next;
+  int kind;
+  int64_t n;         /* records */
+  int64_t taken;     /* records moved on from the front (into slots or a batch) */
+  int64_t refs;      /* slots referring to it, + 1 while in the stream */
+  tfq_tensor **cols; /* ncols tensors [n, record shape] (PART_RECORDS) */
+  /* PART_BAD */
+  tfq_code code;
+  int fatal; /* not skippable */
+  char *where, *reason, *file;
+  int64_t line, offset;
+} pl_part;
+
+typedef struct pl_chunk {
+  uint64_t seq;
+  pl_part *head, *tail;
+} pl_chunk;
+
+/* One buffer slot: row `row` of part `part`. */
+typedef struct pl_slot {
+  pl_part *part;
+  int64_t row;
+} pl_slot;
+
+/* ---- the pipeline ---- */
+typedef struct pl_column {
+  char *name;
+  tfq_dtype dtype;
+  int rank;
+  int64_t dims[8];
+  int64_t width; /* elements per record */
+} pl_column;
+
+typedef struct pl_file {
+  char *path;
+  int64_t size;
+  tfq_compression comp;
+} pl_file;
+
+/* The source of read steps; everything under src_mu. */
+typedef struct pl_source {
+  int64_t epoch;
+  size_t fpos;          /* position in the epoch's order */
+  uint32_t *order;      /* nfiles indices */
+  int open;             /* a file is being read */
+  int64_t file_records; /* records read from it (before sharding) */
+  int64_t epoch_records;
+  int ended;
+  uint64_t next_seq;
+  tfq_reader *reader;
+  tfq_queue *unit;
+} pl_source;
+
+struct tfq_pipeline {
+  tfq_pipeline_options o; /* a copy (files, columns, select_cols owned) */
+  pl_file *files;
+  size_t nfiles;
+  pl_column *cols;
+  size_t ncols;
+  tfq_csv_options *csv_owned;
+  const tfq_csv_options *csv;
+  tfq_reader_options *ropts;
+  tfq_reader_kind kind;
+  int shard_files; /* sharded by whole files (else by record number) */
+  int64_t capacity, mad, batch, step;
+  uint64_t seed;
+  uint64_t fp_options, fp_files; /* fingerprints (state.c) */
+
+  /* source */
+  pthread_mutex_t src_mu;
+  pl_source src;
+
+  /* hand-off: under mu */
+  pthread_mutex_t mu;
+  pthread_cond_t cv_cons, cv_work;
+  pl_chunk **ready; /* window slots, by seq % window */
+  uint64_t window;
+  uint64_t cons_seq; /* the next chunk the consumer takes */
+  uint64_t issued;   /* tickets taken (chunks being read or decoded or ready) */
+  int in_flight;     /* tickets taken, chunk not yet delivered */
+  int paused, stopping, workers_done;
+  atomic_int stopped; /* tfq_pipeline_stop() */
+  tfq_cancel *cancel;
+  pthread_t *threads;
+  int nthreads, started, restored;
+
+  /* consumer (its thread only) */
+  pl_part *stream, *stream_tail;
+  pl_slot *slots;
+  int64_t size;
+  int ended;       /* the stream reached its end */
+  pl_part *error;  /* the bad record that stops the pipeline */
+  tfq_code sticky; /* returned again once the error was returned */
+  char *sticky_msg;
+  tfq__pcg32 rng;
+
+  /* counters */
+  atomic_llong records_read, bytes_read;
+  int64_t records_out, batches_out, bad_records, dropped;
+};
+
+/* source.c */
+/* Expands the inputs, reads sizes and compression, the header, sets up columns and readers. */
+tfq_code pl_setup(tfq_pipeline *p, tfq_status *st);
+/* Reads the next step under src_mu into `c` (seq set) and decodes it outside the lock.  Returns
+ * TFQ_OK (c holds parts, the last one PART_END at the end) or TFQ_RESOURCE_EXHAUSTED. */
+tfq_code pl_produce(tfq_pipeline *p, pl_chunk *c, tfq_status *st);
+/* The epoch's file order (src_mu held). */
+void pl_epoch_order(tfq_pipeline *p, int64_t epoch);
+/* Opens the file at src.fpos and reads `skip` records to reach a saved position. */
+tfq_code pl_source_seek(tfq_pipeline *p, int64_t skip, tfq_status *st);
+void pl_source_free(tfq_pipeline *p);
+/* A one-element work queue holding `path`, closed. */
+tfq_code pl_unit_queue(const char *path, tfq_queue **out, tfq_status *st);
+
+/* parts */
+pl_part *pl_part_new(int kind);
+void pl_part_free(pl_part *q, size_t ncols);
+/* A PART_BAD from a status. */
+pl_part *pl_part_bad(const tfq_status *s, const char *where, int fatal);
+
+/* state.c */
+void pl_fingerprint(tfq_pipeline *p);
+/* Appends parts to the consumer's stream. */
+void pl_stream_append(tfq_pipeline *p, pl_part *head);
+
+#endif

@@ -1,0 +1,628 @@
+/* The pipeline's inputs and its source of read steps: the files (globs expanded, sharded), the
+ * columns, the readers; a step read under the source's lock and decoded outside it into parts
+ * (runs of good records, and each bad record on its own, in input order). */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pipeline_internal.h"
+
+/* ---- parts ---- */
+
+pl_part *pl_part_new(int kind) {
+  pl_part *q = tfq__calloc(1, sizeof *q);
+  if (q) {
+    q->kind = kind;
+    q->refs = 1;
+    q->line = q->offset = -1;
+  }
+  return q;
+}
+
+void pl_part_free(pl_part *q, size_t ncols) {
+  if (!q) return;
+  for (size_t i = 0; q->cols && i < ncols; i++) tfq_tensor_free(q->cols[i]);
+  tfq_free(q->cols);
+  tfq_free(q->where);
+  tfq_free(q->reason);
+  tfq_free(q->file);
+  tfq_free(q);
+}
+
+pl_part *pl_part_bad(const tfq_status *s, const char *where, int fatal) {
+  pl_part *q = pl_part_new(PART_BAD);
+  if (!q) return NULL;
+  q->code = tfq_status_code(s);
+  q->fatal = fatal;
+  q->where = tfq__strdup(where ? where : "");
+  q->reason = tfq__strdup(tfq_status_reason(s));
+  q->file = tfq__strdup(tfq_status_file(s));
+  q->line = tfq_status_line(s);
+  q->offset = tfq_status_offset(s);
+  if (!q->where || !q->reason || !q->file) {
+    pl_part_free(q, 0);
+    return NULL;
+  }
+  return q;
+}
+
+static void chunk_add(pl_chunk *c, pl_part *q) {
+  if (c->tail)
+    c->tail->next = q;
+  else
+    c->head = q;
+  c->tail = q;
+}
+
+/* ---- set-up ---- */
+
+static tfq_code add_path(tfq_pipeline *p, const char *path, size_t *cap, tfq_status *st) {
+  struct stat sb;
+  if (stat(path, &sb) != 0)
+    return tfq_status_set(st, errno == ENOENT ? TFQ_NOT_FOUND : TFQ_UNKNOWN, "%s; %s", path,
+                          strerror(errno));
+  if (S_ISDIR(sb.st_mode))
+    return tfq_status_set(st, TFQ_FAILED_PRECONDITION, "%s; %s", path, strerror(EISDIR));
+  if (p->nfiles == *cap) {
+    size_t nc = *cap ? 2 * *cap : 8;
+    pl_file *f = tfq_realloc(p->files, nc * sizeof *f);
+    if (!f) return TFQ__OOM(st);
+    p->files = f;
+    *cap = nc;
+  }
+  pl_file *f = &p->files[p->nfiles];
+  memset(f, 0, sizeof *f);
+  if (!(f->path = tfq__strdup(path))) return TFQ__OOM(st);
+  f->size = (int64_t)sb.st_size;
+  p->nfiles++;
+  return TFQ_OK;
+}
+
+static tfq_code expand_files(tfq_pipeline *p, tfq_status *st) {
+  size_t cap = 0;
+  const tfq_pipeline_options *o = &p->o;
+  if (o->nfiles == 0) return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "no input file");
+  for (size_t i = 0; i < o->nfiles; i++) {
+    const char *pat = o->files[i];
+    tfq_code rc;
+    if (strpbrk(pat, "*?[")) {
+      glob_t g;
+      int r = glob(pat, 0, NULL, &g);
+      if (r == GLOB_NOMATCH) return tfq_status_set(st, TFQ_NOT_FOUND, "%s: no file matches", pat);
+      if (r != 0) return tfq_status_set(st, TFQ_UNKNOWN, "%s: glob failed", pat);
+      rc = TFQ_OK;
+      for (size_t k = 0; !rc && k < g.gl_pathc; k++) rc = add_path(p, g.gl_pathv[k], &cap, st);
+      globfree(&g);
+    } else {
+      rc = add_path(p, pat, &cap, st);
+    }
+    if (rc) return rc;
+  }
+  /* --shard over at least `count` files: whole files */
+  if (o->shard_n > 1 && p->nfiles >= (size_t)o->shard_n) {
+    size_t m = 0;
+    for (size_t k = 0; k < p->nfiles; k++) {
+      if ((int64_t)(k % (size_t)o->shard_n) == o->shard_i)
+        p->files[m++] = p->files[k];
+      else
+        tfq_free(p->files[k].path);
+    }
+    p->nfiles = m;
+    p->shard_files = 1;
+  }
+  return TFQ_OK;
+}
+
+static tfq_code add_column(tfq_pipeline *p, const char *name, size_t len, tfq_dtype dt,
+                           const int64_t *dims, int rank, tfq_status *st) {
+  pl_column *c = tfq_realloc(p->cols, (p->ncols + 1) * sizeof *c);
+  if (!c) return TFQ__OOM(st);
+  p->cols = c;
+  c = &p->cols[p->ncols];
+  memset(c, 0, sizeof *c);
+  if (rank > 8) return tfq_status_set(st, TFQ_UNIMPLEMENTED, "feature %s: rank above 8", name);
+  if (!(c->name = tfq_malloc(len + 1))) return TFQ__OOM(st);
+  memcpy(c->name, name, len);
+  c->name[len] = '\0';
+  c->dtype = dt;
+  c->rank = rank;
+  c->width = 1;
+  for (int i = 0; i < rank; i++) {
+    c->dims[i] = dims[i];
+    c->width *= dims[i];
+  }
+  p->ncols++;
+  return TFQ_OK;
+}
+
+/* The first line of the first file (the header), through a TextLine reader. */
+static tfq_code first_line(tfq_pipeline *p, tfq_tensor **line, tfq_status *st) {
+  tfq_reader_options *ro;
+  tfq_reader *r = NULL;
+  tfq_queue *unit = NULL;
+  tfq_tensor *key = NULL;
+  tfq_code rc = tfq_reader_options_new(&ro, st);
+  if (rc) return rc;
+  tfq_reader_options_set_compression(ro, p->o.compression);
+  rc = tfq_reader_new(TFQ_READER_TEXT_LINE, ro, &r, st);
+  tfq_reader_options_free(ro);
+  if (!rc) rc = pl_unit_queue(p->files[0].path, &unit, st);
+  if (!rc) rc = tfq_reader_read(r, unit, &key, line, NULL, st);
+  if (rc == TFQ_OUT_OF_RANGE)
+    rc = tfq_status_set(st, TFQ_OUT_OF_RANGE, "%s: no header line (the file is empty)",
+                        p->files[0].path);
+  tfq_tensor_free(key);
+  tfq_queue_free(unit);
+  tfq_reader_free(r);
+  return rc;
+}
+
+/* CSV column names from the header line: its fields (double quotes removed) at the delimiter. */
+static tfq_code header_names(tfq_pipeline *p, size_t ncols, tfq_status *st) {
+  tfq_tensor *line;
+  tfq_code rc = first_line(p, &line, st);
+  if (rc) return rc;
+  size_t len;
+  const char *s = tfq_tensor_string(line, 0, &len);
+  char *name = tfq_malloc(len + 1);
+  if (!name) {
+    tfq_tensor_free(line);
+    return TFQ__OOM(st);
+  }
+  size_t field = 0, kept = 0, sel = 0;
+  const int64_t *sc = p->o.select_cols;
+  for (size_t i = 0; i <= len && kept < ncols;) {
+    size_t n = 0;
+    int quoted = i < len && s[i] == '"';
+    if (quoted) i++;
+    for (; i < len; i++) {
+      if (quoted && s[i] == '"') {
+        if (i + 1 < len && s[i + 1] == '"') {
+          name[n++] = '"';
+          i++;
+          continue;
+        }
+        quoted = 0;
+        continue;
+      }
+      if (!quoted && s[i] == p->o.delim) break;
+      name[n++] = s[i];
+    }
+    i++; /* past the delimiter (or the end) */
+    int keep = p->o.nselect ? (sel < p->o.nselect && sc[sel] == (int64_t)field) : 1;
+    if (keep) {
+      sel++;
+      tfq_free(p->cols[kept].name);
+      if (!(p->cols[kept].name = tfq_malloc(n + 1))) {
+        rc = TFQ__OOM(st);
+        break;
+      }
+      memcpy(p->cols[kept].name, name, n);
+      p->cols[kept].name[n] = '\0';
+      kept++;
+    }
+    field++;
+    if (i > len) break;
+  }
+  tfq_free(name);
+  tfq_tensor_free(line);
+  return rc;
+}
+
+static tfq_code setup_columns(tfq_pipeline *p, tfq_status *st) {
+  const tfq_pipeline_options *o = &p->o;
+  tfq_code rc = TFQ_OK;
+  char nm[32];
+  switch (o->format) {
+    case TFQ_FORMAT_CSV: {
+      if (o->csv) {
+        p->csv = o->csv;
+      } else {
+        if (!o->columns)
+          return tfq_status_set(
+              st, TFQ_INVALID_ARGUMENT,
+              "columns are required for CSV input (a column spec or csv options)");
+        pl_colspec *cs;
+        size_t n;
+        if ((rc = pl_parse_columns(o->columns, &cs, &n, st))) return rc;
+        rc = pl_csv_from_spec(cs, n, o->delim, o->select_cols, o->nselect, &p->csv_owned, st);
+        pl_colspec_free(cs, n);
+        if (rc) return rc;
+        p->csv = p->csv_owned;
+      }
+      /* the dtypes: decode no record */
+      tfq_tensor *none;
+      tfq_tuple *cols;
+      int64_t zero = 0;
+      if ((rc = tfq_tensor_new(TFQ_STRING, &zero, 1, &none, st))) return rc;
+      rc = tfq_decode_csv(p->csv, none, &cols, st);
+      tfq_tensor_free(none);
+      if (rc) return rc;
+      for (size_t i = 0; !rc && i < tfq_tuple_size(cols); i++) {
+        snprintf(nm, sizeof nm, "col%zu", i);
+        rc = add_column(p, nm, strlen(nm), tfq_tensor_dtype(tfq_tuple_get(cols, i)), NULL, 0, st);
+      }
+      tfq_tuple_free(cols);
+      if (!rc && o->header) rc = header_names(p, p->ncols, st);
+      break;
+    }
+    case TFQ_FORMAT_TEXT:
+      rc = add_column(p, "line", 4, TFQ_STRING, NULL, 0, st);
+      if (!rc && o->header) {
+        tfq_tensor *line;
+        if (!(rc = first_line(p, &line, st))) {
+          size_t len;
+          const char *s = tfq_tensor_string(line, 0, &len);
+          tfq_free(p->cols[0].name);
+          p->cols[0].name = tfq_malloc(len + 1);
+          if (p->cols[0].name) {
+            memcpy(p->cols[0].name, s, len);
+            p->cols[0].name[len] = '\0';
+          } else {
+            rc = TFQ__OOM(st);
+          }
+          tfq_tensor_free(line);
+        }
+      }
+      break;
+    case TFQ_FORMAT_TFRECORD:
+    case TFQ_FORMAT_FIXED_LENGTH: rc = add_column(p, "record", 6, TFQ_STRING, NULL, 0, st); break;
+    case TFQ_FORMAT_EXAMPLES: {
+      const tfq_example_config *cfg = o->features;
+      if (!cfg || tfq_example_config_size(cfg) == 0)
+        return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "features are required for Example input");
+      if ((rc = tfq_example_config_check(cfg, st))) return rc;
+      for (size_t i = 0; !rc && i < tfq_example_config_size(cfg); i++) {
+        const char *key = tfq_example_config_key(cfg, i);
+        int rank = tfq_example_config_rank(cfg, i);
+        const int64_t *dims = tfq_example_config_dims(cfg, i);
+        int ok = tfq_example_config_kind(cfg, i) == TFQ_EXAMPLE_FIXED_LEN && rank >= 0;
+        for (int d = 0; ok && d < rank; d++) ok = dims[d] >= 0;
+        if (!ok)
+          return tfq_status_set(st, TFQ_UNIMPLEMENTED,
+                                "feature %s: the pipeline takes FixedLen features with a fully "
+                                "defined shape (parse other features with tfq_read_parse_op)",
+                                key);
+        rc = add_column(p, key, strlen(key), tfq_example_config_dtype(cfg, i), dims, rank, st);
+      }
+      break;
+    }
+    default: return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "unknown format %d", (int)o->format);
+  }
+  if (!rc && o->keys) rc = add_column(p, "key", 3, TFQ_STRING, NULL, 0, st);
+  return rc;
+}
+
+static tfq_code setup_reader(tfq_pipeline *p, tfq_status *st) {
+  const tfq_pipeline_options *o = &p->o;
+  tfq_code rc = tfq_reader_options_new(&p->ropts, st);
+  if (rc) return rc;
+  tfq_reader_options_set_compression(p->ropts, o->compression);
+  int64_t skip = o->skip_header_lines >= 0 ? o->skip_header_lines : 0;
+  if (o->header && skip < 1) skip = 1;
+  p->kind = TFQ_READER_TEXT_LINE;
+  if (o->format == TFQ_FORMAT_TFRECORD || o->format == TFQ_FORMAT_EXAMPLES)
+    p->kind = TFQ_READER_TFRECORD;
+  if (o->format == TFQ_FORMAT_FIXED_LENGTH) {
+    p->kind = TFQ_READER_FIXED_LENGTH;
+    tfq_reader_options_set_record_bytes(p->ropts, o->record_bytes);
+    tfq_reader_options_set_header_bytes(p->ropts, o->header_bytes);
+    tfq_reader_options_set_footer_bytes(p->ropts, o->footer_bytes);
+    tfq_reader_options_set_hop_bytes(p->ropts, o->hop_bytes);
+  }
+  if (p->kind == TFQ_READER_TEXT_LINE) tfq_reader_options_set_skip_header_lines(p->ropts, skip);
+  return tfq_reader_new(p->kind, p->ropts, &p->src.reader, st);
+}
+
+tfq_code pl_setup(tfq_pipeline *p, tfq_status *st) {
+  tfq_code rc = expand_files(p, st);
+  if (!rc) rc = setup_columns(p, st);
+  if (!rc) rc = setup_reader(p, st);
+  if (!rc && !(p->src.order = tfq__calloc(p->nfiles, sizeof *p->src.order))) rc = TFQ__OOM(st);
+  if (!rc) pl_epoch_order(p, 0);
+  return rc;
+}
+
+void pl_source_free(tfq_pipeline *p) {
+  tfq_queue_free(p->src.unit);
+  tfq_reader_free(p->src.reader);
+  tfq_reader_options_free(p->ropts);
+  tfq_free(p->src.order);
+}
+
+/* ---- the source ---- */
+
+tfq_code pl_unit_queue(const char *path, tfq_queue **out, tfq_status *st) {
+  tfq_spec *spec = NULL;
+  tfq_tuple *t = NULL;
+  tfq_tensor *s = NULL;
+  tfq_queue *q = NULL;
+  tfq_code c;
+  if ((c = tfq_spec_new(&spec, st)) || (c = tfq_spec_add(spec, TFQ_STRING, NULL, 0, NULL, st)) ||
+      (c = tfq_fifo_queue_new(spec, 1, "tfq_pipeline_unit", &q, st)) ||
+      (c = tfq_tensor_new(TFQ_STRING, NULL, 0, &s, st)) ||
+      (c = tfq_tensor_set_string(s, 0, path, strlen(path), st)) || (c = tfq_tuple_new(1, &t, st)))
+    goto done;
+  tfq_tuple_set_take(t, 0, s);
+  s = NULL;
+  if ((c = tfq_queue_enqueue(q, t, NULL, TFQ_NO_TIMEOUT, st)) ||
+      (c = tfq_queue_close(q, 0, NULL, TFQ_NO_TIMEOUT, st)))
+    goto done;
+  *out = q;
+  q = NULL;
+done:
+  tfq_tensor_free(s);
+  tfq_tuple_free(t);
+  tfq_queue_free(q);
+  tfq_spec_free(spec);
+  return c;
+}
+
+void pl_epoch_order(tfq_pipeline *p, int64_t epoch) {
+  uint32_t *ord = p->src.order;
+  for (size_t i = 0; i < p->nfiles; i++) ord[i] = (uint32_t)i;
+  if (!p->o.shuffle || p->nfiles < 2) return;
+  tfq__pcg32 r;
+  tfq__pcg32_seed(&r, p->seed ^ ((uint64_t)epoch * 0x9E3779B97F4A7C15ULL), 0x66696c6573ULL);
+  for (size_t i = p->nfiles - 1; i > 0; i--) {
+    size_t j = tfq__pcg32_bounded(&r, (uint32_t)(i + 1));
+    uint32_t t = ord[i];
+    ord[i] = ord[j];
+    ord[j] = t;
+  }
+}
+
+static tfq_code open_file(tfq_pipeline *p, tfq_status *st) {
+  pl_source *s = &p->src;
+  tfq_queue_free(s->unit);
+  s->unit = NULL;
+  tfq_code rc = tfq_reader_reset(s->reader, st);
+  if (!rc) rc = pl_unit_queue(p->files[s->order[s->fpos]].path, &s->unit, st);
+  if (rc) return rc;
+  s->open = 1;
+  s->file_records = 0;
+  return TFQ_OK;
+}
+
+static void close_file(tfq_pipeline *p) {
+  pl_source *s = &p->src;
+  tfq_queue_free(s->unit);
+  s->unit = NULL;
+  s->open = 0;
+  s->fpos++;
+}
+
+tfq_code pl_source_seek(tfq_pipeline *p, int64_t skip, tfq_status *st) {
+  tfq_code rc = open_file(p, st);
+  int64_t done = 0;
+  while (!rc && done < skip) {
+    tfq_tensor *k = NULL, *v = NULL;
+    int64_t n = skip - done < p->step ? skip - done : p->step;
+    rc = tfq_reader_read_up_to(p->src.reader, p->src.unit, n, &k, &v, p->cancel, st);
+    if (!rc) done += tfq_tensor_num_elements(v);
+    tfq_tensor_free(k);
+    tfq_tensor_free(v);
+  }
+  if (rc == TFQ_OUT_OF_RANGE)
+    rc = tfq_status_set(st, TFQ_DATA_LOSS,
+                        "%s has %lld records now, fewer than the saved position %lld",
+                        p->files[p->src.order[p->src.fpos]].path, (long long)done, (long long)skip);
+  p->src.file_records = done;
+  return rc;
+}
+
+/* Whether a read error is a bad record (skippable) rather than a failure of the run. */
+static int read_error_skippable(tfq_code c) {
+  return c == TFQ_DATA_LOSS || c == TFQ_INVALID_ARGUMENT || c == TFQ_RESOURCE_EXHAUSTED;
+}
+
+/* Reads the next step (src_mu held).  Sets *keys and *values, or adds a part to `c`. */
+static tfq_code read_step(tfq_pipeline *p, pl_chunk *c, tfq_tensor **keys, tfq_tensor **values,
+                          int64_t *base, tfq_status *st) {
+  pl_source *s = &p->src;
+  for (;;) {
+    if (!s->ended && !s->open && s->fpos == p->nfiles) {
+      s->epoch++;
+      s->fpos = 0;
+      if ((p->o.num_epochs > 0 && s->epoch >= p->o.num_epochs) || s->epoch_records == 0)
+        s->ended = 1;
+      else
+        pl_epoch_order(p, s->epoch);
+      s->epoch_records = 0;
+    }
+    if (s->ended) {
+      pl_part *q = pl_part_new(PART_END);
+      if (!q) return TFQ__OOM(st);
+      chunk_add(c, q);
+      return TFQ_OK;
+    }
+    tfq_code rc = s->open ? TFQ_OK : open_file(p, st);
+    if (rc) return rc;
+    rc = tfq_reader_read_up_to(s->reader, s->unit, p->step, keys, values, p->cancel, st);
+    if (rc == TFQ_OUT_OF_RANGE) {
+      close_file(p);
+      continue;
+    }
+    if (rc == TFQ_OK) {
+      *base = s->file_records;
+      int64_t k = tfq_tensor_num_elements(*values);
+      s->file_records += k;
+      s->epoch_records += k;
+      return TFQ_OK;
+    }
+    if (rc == TFQ_CANCELLED) return rc;
+    const char *path = p->files[s->order[s->fpos]].path;
+    pl_part *q = pl_part_bad(st, path, !read_error_skippable(rc));
+    close_file(p);
+    if (!q) return TFQ__OOM(st);
+    chunk_add(c, q);
+    return TFQ_OK;
+  }
+}
+
+/* A string tensor of rows lo..hi of `t` (a new reference to `t` for the whole of it). */
+static tfq_tensor *slice_strings(tfq_tensor *t, int64_t lo, int64_t hi, const int64_t *rows) {
+  int64_t n = rows ? hi : hi - lo;
+  if (!rows && lo == 0 && hi == tfq_tensor_num_elements(t)) return tfq_tensor_ref(t);
+  tfq_tensor *o;
+  if (tfq_tensor_new(TFQ_STRING, &n, 1, &o, NULL)) return NULL;
+  for (int64_t i = 0; i < n; i++) {
+    size_t len;
+    const char *b = tfq_tensor_string(t, rows ? rows[i] : lo + i, &len);
+    if (tfq_tensor_set_string(o, i, b, len, NULL)) {
+      tfq_tensor_free(o);
+      return NULL;
+    }
+  }
+  return o;
+}
+
+typedef struct step_in {
+  tfq_tensor *keys, *values;
+  const char **ptrs;
+  size_t *lens;
+  int64_t n;
+} step_in;
+
+/* Decodes rows [lo, hi) of `in` (all good): a part, or the status of the decoder. */
+static tfq_code decode_rows(tfq_pipeline *p, const step_in *in, int64_t lo, int64_t hi,
+                            pl_part **out, tfq_status *st) {
+  pl_part *q = pl_part_new(PART_RECORDS);
+  if (!q || !(q->cols = tfq__calloc(p->ncols, sizeof *q->cols))) {
+    pl_part_free(q, 0);
+    return TFQ__OOM(st);
+  }
+  q->n = hi - lo;
+  size_t nd = p->ncols - (size_t)p->o.keys;
+  tfq_code rc = TFQ_OK;
+  if (p->o.format == TFQ_FORMAT_CSV) {
+    tfq_tuple *t;
+    rc = tfq_decode_csv_lines(p->csv, in->ptrs + lo, in->lens + lo, (size_t)(hi - lo), &t, st);
+    if (!rc) {
+      for (size_t i = 0; i < nd; i++) q->cols[i] = tfq_tensor_ref(tfq_tuple_get(t, i));
+      tfq_tuple_free(t);
+    }
+  } else if (p->o.format == TFQ_FORMAT_EXAMPLES) {
+    tfq_example_result *r;
+    rc = tfq_parse_example_strings(p->o.features, in->ptrs + lo, in->lens + lo, hi - lo, NULL, NULL,
+                                   &r, st);
+    if (!rc) {
+      for (size_t i = 0; i < nd; i++) q->cols[i] = tfq_tensor_ref(tfq_example_result_dense(r, i));
+      tfq_example_result_free(r);
+    }
+  } else {
+    if (!(q->cols[0] = slice_strings(in->values, lo, hi, NULL))) rc = TFQ__OOM(st);
+  }
+  if (!rc && p->o.keys && !(q->cols[nd] = slice_strings(in->keys, lo, hi, NULL))) rc = TFQ__OOM(st);
+  if (rc) {
+    pl_part_free(q, p->ncols);
+    return rc;
+  }
+  *out = q;
+  return TFQ_OK;
+}
+
+/* A bad record: row `row`, with the decoder's message for it alone. */
+static tfq_code bad_row(tfq_pipeline *p, const step_in *in, int64_t row, pl_chunk *c,
+                        tfq_status *st) {
+  pl_part *q = NULL;
+  tfq_status s;
+  tfq__status_ok(&s);
+  tfq_code rc = decode_rows(p, in, row, row + 1, &q, &s);
+  if (rc == TFQ_OK) { /* good alone (cannot happen with a deterministic decoder) */
+    chunk_add(c, q);
+    return TFQ_OK;
+  }
+  if (rc == TFQ_RESOURCE_EXHAUSTED) return tfq_status_set(st, rc, "out of memory");
+  size_t klen;
+  const char *key = tfq_tensor_string(in->keys, row, &klen);
+  size_t flen;
+  int64_t num;
+  char where[TFQ__FILE_CAP + 32];
+  snprintf(where, sizeof where, "%.*s", (int)klen, key);
+  if (tfq_reader_key_split(key, klen, &flen, &num)) {
+    int text = p->kind == TFQ_READER_TEXT_LINE;
+    tfq_status_set_location(&s, key, flen, text ? -1 : num, text ? num : -1);
+  }
+  q = pl_part_bad(&s, where, 0);
+  if (!q) return TFQ__OOM(st);
+  chunk_add(c, q);
+  return TFQ_OK;
+}
+
+/* Decodes rows [lo, hi): runs of good rows as parts, each bad row as its own part. */
+static tfq_code decode_range(tfq_pipeline *p, const step_in *in, int64_t lo, int64_t hi,
+                             pl_chunk *c, tfq_status *st) {
+  while (lo < hi) {
+    pl_part *q;
+    tfq_status s;
+    tfq__status_ok(&s);
+    tfq_code rc = decode_rows(p, in, lo, hi, &q, &s);
+    if (rc == TFQ_OK) {
+      chunk_add(c, q);
+      return TFQ_OK;
+    }
+    if (rc == TFQ_RESOURCE_EXHAUSTED) return tfq_status_set(st, rc, "out of memory");
+    int64_t j = tfq_status_record(&s);
+    if (j < 0 || j >= hi - lo) { /* no index: halve */
+      if (hi - lo == 1) return bad_row(p, in, lo, c, st);
+      int64_t mid = lo + (hi - lo) / 2;
+      if ((rc = decode_range(p, in, lo, mid, c, st))) return rc;
+      lo = mid;
+      continue;
+    }
+    if (j > 0 && (rc = decode_range(p, in, lo, lo + j, c, st))) return rc;
+    if ((rc = bad_row(p, in, lo + j, c, st))) return rc;
+    lo += j + 1;
+  }
+  return TFQ_OK;
+}
+
+tfq_code pl_produce(tfq_pipeline *p, pl_chunk *c, tfq_status *st) {
+  step_in in = {0};
+  int64_t base = 0;
+  tfq__lock(&p->src_mu);
+  c->seq = p->src.next_seq++;
+  tfq_code rc = read_step(p, c, &in.keys, &in.values, &base, st);
+  tfq__unlock(&p->src_mu);
+  if (rc || !in.values) return rc;
+  int64_t n = tfq_tensor_num_elements(in.values);
+  int64_t bytes = 0;
+  if (p->o.shard_n > 1 && !p->shard_files) { /* shard by record number in the file */
+    int64_t *rows = tfq_malloc((size_t)n * sizeof *rows), m = 0;
+    if (!rows) rc = TFQ__OOM(st);
+    for (int64_t r = 0; !rc && r < n; r++)
+      if ((base + r) % p->o.shard_n == p->o.shard_i) rows[m++] = r;
+    tfq_tensor *k = NULL, *v = NULL;
+    if (!rc &&
+        (!(k = slice_strings(in.keys, 0, m, rows)) || !(v = slice_strings(in.values, 0, m, rows))))
+      rc = TFQ__OOM(st);
+    tfq_free(rows);
+    tfq_tensor_free(in.keys);
+    tfq_tensor_free(in.values);
+    in.keys = k;
+    in.values = v;
+    n = m;
+  }
+  if (!rc) {
+    in.n = n;
+    in.ptrs = tfq_malloc((size_t)(n ? n : 1) * sizeof *in.ptrs);
+    in.lens = tfq_malloc((size_t)(n ? n : 1) * sizeof *in.lens);
+    if (!in.ptrs || !in.lens) rc = TFQ__OOM(st);
+    for (int64_t i = 0; !rc && i < n; i++) {
+      in.ptrs[i] = tfq_tensor_string(in.values, i, &in.lens[i]);
+      bytes += (int64_t)in.lens[i];
+    }
+  }
+  atomic_fetch_add(&p->records_read, n);
+  atomic_fetch_add(&p->bytes_read, bytes);
+  if (!rc) rc = decode_range(p, &in, 0, n, c, st);
+  tfq_free(in.ptrs);
+  tfq_free(in.lens);
+  tfq_tensor_free(in.keys);
+  tfq_tensor_free(in.values);
+  return rc;
+}
