@@ -283,7 +283,9 @@ TFQ_API tfq_code tfq_pipeline_restore_file(tfq_pipeline *p, const char *path,
  * Thread-safety: any thread (a signal handler's thread too).  Since: 0.3 */
 TFQ_API void tfq_pipeline_stop(tfq_pipeline *p);
 
-/* Stops and joins the reader threads and frees everything.  NULL is a no-op.  Thread-safety: no
+/* Stops and joins the reader threads and frees everything.  A reader blocked in read() on a
+ * pipe or FIFO that delivers nothing is not interrupted: the call waits until the pipe delivers
+ * or ends (as TF's reader ops do).  NULL is a no-op.  Thread-safety: no
  * other call on `p` may run.  Since: 0.3 */
 TFQ_API void tfq_pipeline_free(tfq_pipeline *p);
 

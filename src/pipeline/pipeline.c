@@ -213,6 +213,7 @@ static pl_part *stream_pop(tfq_pipeline *p) {
 static int take_chunk(tfq_pipeline *p, int block) {
   tfq__lock(&p->mu);
   for (;;) {
+    if (atomic_load(&p->stopped)) break; /* what a stop cut short is not the end of the input */
     uint64_t i = p->cons_seq % p->window;
     pl_chunk *c = p->ready[i];
     if (c && c->seq == p->cons_seq) {
@@ -224,7 +225,6 @@ static int take_chunk(tfq_pipeline *p, int block) {
       tfq_free(c);
       return 1;
     }
-    if (atomic_load(&p->stopped)) break;
     if (p->o.threads == 0) { /* read on this thread */
       p->issued++;
       p->in_flight++;
@@ -395,6 +395,8 @@ tfq_code tfq_pipeline_next(tfq_pipeline *p, tfq_tuple **out, tfq_status *st) {
   int64_t target = shuffle ? p->capacity : p->batch;
   int64_t min_wait = shuffle && !p->o.deterministic ? p->mad + p->batch : target;
   if ((rc = fill(p, target, min_wait, st))) return rc;
+  if (atomic_load(&p->stopped))
+    return tfq_status_set(st, TFQ_CANCELLED, "the pipeline was stopped");
   int64_t n = p->size < p->batch ? p->size : p->batch;
   int done = p->ended || p->error;
   if (n == 0 || (done && n < p->batch && p->o.drop_remainder)) {
