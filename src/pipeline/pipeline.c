@@ -99,7 +99,9 @@ tfq_code tfq_pipeline_new(const tfq_pipeline_options *o, tfq_pipeline **out, tfq
     tfq_pipeline_free(p);
     return rc;
   }
-  tfq__pcg32_seed(&p->rng, p->seed, 0x7466712d70697065ULL);
+  /* (seed, 87654321): the RandomShuffleQueue seeds tfq-cat gave its record queue, so that a
+   * deterministic pipeline repeats tfq-cat's seeded orders */
+  tfq__pcg32_seed(&p->rng, p->seed, 87654321);
   pl_fingerprint(p);
   *out = p;
   tfq_status_clear(st);

@@ -114,6 +114,8 @@ typedef struct pl_source {
   int64_t epoch;
   size_t fpos;          /* position in the epoch's order */
   uint32_t *order;      /* nfiles indices */
+  int64_t order_epoch;  /* the epoch `order` is for */
+  tfq__pcg32 file_rng;  /* the file-order stream (pl_epoch_order) */
   int open;             /* a file is being read */
   int64_t file_records; /* records read from it (before sharding) */
   int64_t epoch_records;

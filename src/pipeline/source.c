@@ -322,6 +322,7 @@ tfq_code pl_setup(tfq_pipeline *p, tfq_status *st) {
   if (!rc) rc = setup_columns(p, st);
   if (!rc) rc = setup_reader(p, st);
   if (!rc && !(p->src.order = tfq__calloc(p->nfiles, sizeof *p->src.order))) rc = TFQ__OOM(st);
+  p->src.order_epoch = INT64_MAX; /* pl_epoch_order starts the stream */
   if (!rc) pl_epoch_order(p, 0);
   return rc;
 }
@@ -361,17 +362,27 @@ done:
   return c;
 }
 
+/* The epoch's file order: shuffled per epoch by one PCG32 stream seeded (seed,
+ * 0x5851f42d4c957f2d) with Fisher-Yates draws, exactly as string_input_producer does in tfq
+ * (src/coord/producer.c), so that a seed gives the producer's file order.  Epochs run in order
+ * (the stream goes on); a restore replays the shuffles up to its epoch. */
 void pl_epoch_order(tfq_pipeline *p, int64_t epoch) {
-  uint32_t *ord = p->src.order;
-  for (size_t i = 0; i < p->nfiles; i++) ord[i] = (uint32_t)i;
-  if (!p->o.shuffle || p->nfiles < 2) return;
-  tfq__pcg32 r;
-  tfq__pcg32_seed(&r, p->seed ^ ((uint64_t)epoch * 0x9E3779B97F4A7C15ULL), 0x66696c6573ULL);
-  for (size_t i = p->nfiles - 1; i > 0; i--) {
-    size_t j = tfq__pcg32_bounded(&r, (uint32_t)(i + 1));
-    uint32_t t = ord[i];
-    ord[i] = ord[j];
-    ord[j] = t;
+  pl_source *s = &p->src;
+  if (epoch < s->order_epoch) {
+    tfq__pcg32_seed(&s->file_rng, p->seed, 0x5851f42d4c957f2dULL);
+    s->order_epoch = -1;
+  }
+  uint32_t *ord = s->order;
+  while (s->order_epoch < epoch) {
+    for (size_t i = 0; i < p->nfiles; i++) ord[i] = (uint32_t)i;
+    if (p->o.shuffle)
+      for (size_t i = p->nfiles; i-- > 1;) {
+        size_t j = (size_t)tfq__pcg32_bounded64(&s->file_rng, (uint64_t)i + 1);
+        uint32_t t = ord[i];
+        ord[i] = ord[j];
+        ord[j] = t;
+      }
+    s->order_epoch++;
   }
 }
 
@@ -455,7 +466,16 @@ static tfq_code read_step(tfq_pipeline *p, pl_chunk *c, tfq_tensor **keys, tfq_t
     }
     if (rc == TFQ_CANCELLED) return rc;
     const char *path = p->files[s->order[s->fpos]].path;
-    pl_part *q = pl_part_bad(st, path, !read_error_skippable(rc));
+    /* CSV, text: "<file>:<line>", the line that could not be read (tfq/pipeline.h) */
+    int64_t line = p->kind == TFQ_READER_TEXT_LINE ? tfq_status_line(st) : -1;
+    char *where = tfq_malloc(strlen(path) + 24);
+    if (!where) return TFQ__OOM(st);
+    if (line > 0)
+      sprintf(where, "%s:%lld", path, (long long)line);
+    else
+      strcpy(where, path);
+    pl_part *q = pl_part_bad(st, where, !read_error_skippable(rc));
+    tfq_free(where);
     close_file(p);
     if (!q) return TFQ__OOM(st);
     chunk_add(c, q);

@@ -350,19 +350,20 @@ tfq_code tfq_pipeline_restore(tfq_pipeline *p, const void *state, size_t len, tf
     return corrupted("not a tfq pipeline state: bad magic", st);
   rbuf h = {s, len, 8, 0};
   uint32_t version = get_u32(&h);
-  (void)get_u32(&h);
+  uint32_t reserved = get_u32(&h); /* not under the CRC: must be 0 */
   uint64_t body = get_u64(&h);
   uint32_t crc = get_u32(&h);
   if (version != STATE_VERSION)
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
                           "pipeline state has version %u; this library reads version %u", version,
                           STATE_VERSION);
+  if (reserved != 0) return corrupted("bad header", st);
   if (body != len - STATE_HEADER) return corrupted("its length does not match", st);
   if (tfq_crc32c_mask(tfq_crc32c_extend(0, s + STATE_HEADER, (size_t)body)) != crc)
     return corrupted("checksum mismatch", st);
   rbuf b = {s + STATE_HEADER, (size_t)body, 0, 0};
   uint64_t fo = get_u64(&b), ff = get_u64(&b), seed = get_u64(&b), nf = get_u64(&b);
-  if (seed != p->seed)
+  if (p->o.seed_set && seed != p->seed) /* without a seed set: the state's seed is used */
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
                           "pipeline state is from other options or files (the seed differs: "
                           "state %llu, pipeline %llu)",
@@ -439,6 +440,7 @@ tfq_code tfq_pipeline_restore(tfq_pipeline *p, const void *state, size_t len, tf
   if (!rc && b.off != b.n) rc = corrupted("trailing bytes", st);
   if (!rc) {
     tfq__lock(&p->src_mu);
+    p->seed = seed;
     p->src.epoch = epoch;
     p->src.fpos = (size_t)fpos;
     p->src.epoch_records = erec;
