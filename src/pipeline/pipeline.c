@@ -319,8 +319,35 @@ static tfq_code fill(tfq_pipeline *p, int64_t target, int64_t min_wait, tfq_stat
 
 /* ---- batches ---- */
 
-static tfq_code gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, tfq_tuple **out,
-                       tfq_status *st) {
+/* Rows of `rb` bytes of column c of the picked slots into dst: the common sizes as fixed-size
+ * copies the compiler inlines (a drawn batch's rows are scattered). */
+#define GATHER(RB)                 \
+  for (int64_t i = 0; i < n; i++)  \
+    memcpy(dst + (size_t)i * (RB), \
+           (const char *)pick[i].part->cols[c]->data + (size_t)pick[i].row * (RB), (RB));
+static void gather_rows(char *dst, const pl_slot *pick, int64_t n, size_t c, size_t rb) {
+  switch (rb) {
+    case 1: GATHER(1); break;
+    case 4: GATHER(4); break;
+    case 8: GATHER(8); break;
+    default: GATHER(rb); break;
+  }
+}
+#undef GATHER
+
+/* The same for rows in input order: one copy per run of consecutive rows of a part. */
+static void gather_runs(char *dst, const pl_slot *pick, int64_t n, size_t c, size_t rb) {
+  for (int64_t i = 0; i < n;) {
+    int64_t j = i + 1;
+    while (j < n && pick[j].part == pick[i].part && pick[j].row == pick[i].row + (j - i)) j++;
+    const char *src = (const char *)pick[i].part->cols[c]->data + (size_t)pick[i].row * rb;
+    memcpy(dst + (size_t)i * rb, src, (size_t)(j - i) * rb);
+    i = j;
+  }
+}
+
+static tfq_code gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_order,
+                       tfq_tuple **out, tfq_status *st) {
   tfq_tuple *t;
   tfq_code rc = tfq_tuple_new(p->ncols, &t, st);
   if (rc) return rc;
@@ -335,14 +362,10 @@ static tfq_code gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, tfq_tupl
     int64_t w = col->width;
     if (col->dtype != TFQ_STRING) {
       size_t rb = (size_t)w * tfq_dtype_size(col->dtype);
-      char *dst = o->data;
-      for (int64_t i = 0; i < n;) {
-        int64_t j = i + 1; /* a run of consecutive rows of one part: one copy */
-        while (j < n && pick[j].part == pick[i].part && pick[j].row == pick[i].row + (j - i)) j++;
-        const char *src = (const char *)pick[i].part->cols[c]->data + (size_t)pick[i].row * rb;
-        memcpy(dst + (size_t)i * rb, src, (size_t)(j - i) * rb);
-        i = j;
-      }
+      if (in_order)
+        gather_runs(o->data, pick, n, c, rb);
+      else
+        gather_rows(o->data, pick, n, c, rb);
       continue;
     }
     size_t total = 0;
@@ -418,7 +441,7 @@ tfq_code tfq_pipeline_next(tfq_pipeline *p, tfq_tuple **out, tfq_status *st) {
       p->slots[j] = p->slots[--p->size];
     }
   }
-  rc = gather(p, pick, n, out, st);
+  rc = gather(p, pick, n, !shuffle, out, st);
   for (int64_t i = 0; i < n; i++) unref(p, pick[i].part, 1);
   if (!shuffle) {
     memmove(p->slots, p->slots + n, (size_t)(p->size - n) * sizeof *p->slots);

@@ -140,6 +140,8 @@ struct tfq_pipeline {
   uint64_t seed;
   uint64_t fp_options, fp_files; /* fingerprints (state.c) */
 
+  _Atomic(tfq_tensor *) lines_cache; /* a step's lines tensor, for the next (source.c) */
+
   /* source */
   pthread_mutex_t src_mu;
   pl_source src;
@@ -184,6 +186,8 @@ void pl_epoch_order(tfq_pipeline *p, int64_t epoch);
 /* Opens the file at src.fpos and reads `skip` records to reach a saved position. */
 tfq_code pl_source_seek(tfq_pipeline *p, int64_t skip, tfq_status *st);
 void pl_source_free(tfq_pipeline *p);
+/* Keeps a step's lines tensor for the next step, or frees it. */
+void pl_recycle_lines(tfq_pipeline *p, tfq_tensor *vt);
 /* A one-element work queue holding `path`, closed. */
 tfq_code pl_unit_queue(const char *path, tfq_queue **out, tfq_status *st);
 

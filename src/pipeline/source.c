@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../readers/readers_shared.h"
 #include "pipeline_internal.h"
 
 /* ---- parts ---- */
@@ -328,6 +329,7 @@ tfq_code pl_setup(tfq_pipeline *p, tfq_status *st) {
 }
 
 void pl_source_free(tfq_pipeline *p) {
+  tfq_tensor_free(atomic_exchange(&p->lines_cache, NULL));
   tfq_queue_free(p->src.unit);
   tfq_reader_free(p->src.reader);
   tfq_reader_options_free(p->ropts);
@@ -431,8 +433,57 @@ static int read_error_skippable(tfq_code c) {
 }
 
 /* Reads the next step (src_mu held).  Sets *keys and *values, or adds a part to `c`. */
-static tfq_code read_step(tfq_pipeline *p, pl_chunk *c, tfq_tensor **keys, tfq_tensor **values,
-                          int64_t *base, tfq_status *st) {
+typedef struct step_in {
+  tfq_tensor *keys, *values; /* keys NULL until needed (lines taken from the buffer: in_keys) */
+  const char **ptrs;
+  size_t *lens;
+  int64_t n;
+  const char *work; /* lines taken from the buffer: their file and first line number */
+  size_t work_len;
+  int64_t first;
+} step_in;
+
+/* Lines a TextLineReader already holds, without keys (tfq__reader_take_lines): 1 with in->n > 0,
+ * or 0 when an ordinary read is needed. */
+static int take_lines(tfq_pipeline *p, step_in *in, tfq_status *st) {
+  if (p->kind != TFQ_READER_TEXT_LINE) return 0;
+  /* the lines' tensor of an earlier step, refilled in place (its arena block kept), or new */
+  tfq_tensor *vt = atomic_exchange(&p->lines_cache, NULL);
+  int64_t dim = p->step;
+  if (vt) {
+    vt->dims[0] = vt->nelems = dim;
+    tfq__tensor_strings_reset(vt);
+  } else if (tfq__tensor_alloc(TFQ_STRING, &dim, 1, 0, &vt, NULL)) {
+    return 0;
+  }
+  int64_t m = 0;
+  if (tfq__reader_take_lines(p->src.reader, vt, &m, &in->first, &in->work, &in->work_len, st) ||
+      m == 0) {
+    pl_recycle_lines(p, vt);
+    return 0;
+  }
+  vt->dims[0] = vt->nelems = m;
+  in->values = vt;
+  in->n = m;
+  return 1;
+}
+
+/* Keeps `vt` for the next step when nothing else holds it, else drops it. */
+void pl_recycle_lines(tfq_pipeline *p, tfq_tensor *vt) {
+  tfq_tensor *none = NULL;
+  if (vt && tfq__tensor_sole(vt) && atomic_compare_exchange_strong(&p->lines_cache, &none, vt))
+    return;
+  tfq_tensor_free(vt);
+}
+
+/* The keys of a step whose lines came from the buffer. */
+static tfq_code in_keys(step_in *in, tfq_status *st) {
+  if (in->keys) return TFQ_OK;
+  return tfq__reader_line_keys(in->work, in->work_len, in->first, in->n, &in->keys, st);
+}
+
+static tfq_code read_step(tfq_pipeline *p, pl_chunk *c, step_in *in, int64_t *base,
+                          tfq_status *st) {
   pl_source *s = &p->src;
   for (;;) {
     if (!s->ended && !s->open && s->fpos == p->nfiles) {
@@ -452,14 +503,20 @@ static tfq_code read_step(tfq_pipeline *p, pl_chunk *c, tfq_tensor **keys, tfq_t
     }
     tfq_code rc = s->open ? TFQ_OK : open_file(p, st);
     if (rc) return rc;
-    rc = tfq_reader_read_up_to(s->reader, s->unit, p->step, keys, values, p->cancel, st);
+    if (s->open && take_lines(p, in, st)) {
+      *base = s->file_records;
+      s->file_records += in->n;
+      s->epoch_records += in->n;
+      return TFQ_OK;
+    }
+    rc = tfq_reader_read_up_to(s->reader, s->unit, p->step, &in->keys, &in->values, p->cancel, st);
     if (rc == TFQ_OUT_OF_RANGE) {
       close_file(p);
       continue;
     }
     if (rc == TFQ_OK) {
       *base = s->file_records;
-      int64_t k = tfq_tensor_num_elements(*values);
+      int64_t k = in->n = tfq_tensor_num_elements(in->values);
       s->file_records += k;
       s->epoch_records += k;
       return TFQ_OK;
@@ -500,16 +557,9 @@ static tfq_tensor *slice_strings(tfq_tensor *t, int64_t lo, int64_t hi, const in
   return o;
 }
 
-typedef struct step_in {
-  tfq_tensor *keys, *values;
-  const char **ptrs;
-  size_t *lens;
-  int64_t n;
-} step_in;
-
 /* Decodes rows [lo, hi) of `in` (all good): a part, or the status of the decoder. */
-static tfq_code decode_rows(tfq_pipeline *p, const step_in *in, int64_t lo, int64_t hi,
-                            pl_part **out, tfq_status *st) {
+static tfq_code decode_rows(tfq_pipeline *p, step_in *in, int64_t lo, int64_t hi, pl_part **out,
+                            tfq_status *st) {
   pl_part *q = pl_part_new(PART_RECORDS);
   if (!q || !(q->cols = tfq__calloc(p->ncols, sizeof *q->cols))) {
     pl_part_free(q, 0);
@@ -536,7 +586,9 @@ static tfq_code decode_rows(tfq_pipeline *p, const step_in *in, int64_t lo, int6
   } else {
     if (!(q->cols[0] = slice_strings(in->values, lo, hi, NULL))) rc = TFQ__OOM(st);
   }
-  if (!rc && p->o.keys && !(q->cols[nd] = slice_strings(in->keys, lo, hi, NULL))) rc = TFQ__OOM(st);
+  if (!rc && p->o.keys &&
+      (in_keys(in, st) || !(q->cols[nd] = slice_strings(in->keys, lo, hi, NULL))))
+    rc = TFQ__OOM(st);
   if (rc) {
     pl_part_free(q, p->ncols);
     return rc;
@@ -546,8 +598,7 @@ static tfq_code decode_rows(tfq_pipeline *p, const step_in *in, int64_t lo, int6
 }
 
 /* A bad record: row `row`, with the decoder's message for it alone. */
-static tfq_code bad_row(tfq_pipeline *p, const step_in *in, int64_t row, pl_chunk *c,
-                        tfq_status *st) {
+static tfq_code bad_row(tfq_pipeline *p, step_in *in, int64_t row, pl_chunk *c, tfq_status *st) {
   pl_part *q = NULL;
   tfq_status s;
   tfq__status_ok(&s);
@@ -557,6 +608,7 @@ static tfq_code bad_row(tfq_pipeline *p, const step_in *in, int64_t row, pl_chun
     return TFQ_OK;
   }
   if (rc == TFQ_RESOURCE_EXHAUSTED) return tfq_status_set(st, rc, "out of memory");
+  if (in_keys(in, st)) return TFQ__OOM(st);
   size_t klen;
   const char *key = tfq_tensor_string(in->keys, row, &klen);
   size_t flen;
@@ -574,8 +626,8 @@ static tfq_code bad_row(tfq_pipeline *p, const step_in *in, int64_t row, pl_chun
 }
 
 /* Decodes rows [lo, hi): runs of good rows as parts, each bad row as its own part. */
-static tfq_code decode_range(tfq_pipeline *p, const step_in *in, int64_t lo, int64_t hi,
-                             pl_chunk *c, tfq_status *st) {
+static tfq_code decode_range(tfq_pipeline *p, step_in *in, int64_t lo, int64_t hi, pl_chunk *c,
+                             tfq_status *st) {
   while (lo < hi) {
     pl_part *q;
     tfq_status s;
@@ -606,14 +658,13 @@ tfq_code pl_produce(tfq_pipeline *p, pl_chunk *c, tfq_status *st) {
   int64_t base = 0;
   tfq__lock(&p->src_mu);
   c->seq = p->src.next_seq++;
-  tfq_code rc = read_step(p, c, &in.keys, &in.values, &base, st);
+  tfq_code rc = read_step(p, c, &in, &base, st);
   tfq__unlock(&p->src_mu);
   if (rc || !in.values) return rc;
-  int64_t n = tfq_tensor_num_elements(in.values);
-  int64_t bytes = 0;
+  int64_t n = in.n, bytes = 0;
   if (p->o.shard_n > 1 && !p->shard_files) { /* shard by record number in the file */
-    int64_t *rows = tfq_malloc((size_t)n * sizeof *rows), m = 0;
-    if (!rows) rc = TFQ__OOM(st);
+    int64_t *rows = tfq_malloc((size_t)(n ? n : 1) * sizeof *rows), m = 0;
+    if (!rows || in_keys(&in, st)) rc = TFQ__OOM(st);
     for (int64_t r = 0; !rc && r < n; r++)
       if ((base + r) % p->o.shard_n == p->o.shard_i) rows[m++] = r;
     tfq_tensor *k = NULL, *v = NULL;
@@ -625,16 +676,17 @@ tfq_code pl_produce(tfq_pipeline *p, pl_chunk *c, tfq_status *st) {
     tfq_tensor_free(in.values);
     in.keys = k;
     in.values = v;
-    n = m;
+    in.n = n = m;
   }
   if (!rc) {
-    in.n = n;
     in.ptrs = tfq_malloc((size_t)(n ? n : 1) * sizeof *in.ptrs);
     in.lens = tfq_malloc((size_t)(n ? n : 1) * sizeof *in.lens);
     if (!in.ptrs || !in.lens) rc = TFQ__OOM(st);
+    const tfq__str *v = in.values ? tfq__strs(in.values) : NULL;
     for (int64_t i = 0; !rc && i < n; i++) {
-      in.ptrs[i] = tfq_tensor_string(in.values, i, &in.lens[i]);
-      bytes += (int64_t)in.lens[i];
+      in.ptrs[i] = v[i].p;
+      in.lens[i] = v[i].len;
+      bytes += (int64_t)v[i].len;
     }
   }
   atomic_fetch_add(&p->records_read, n);
@@ -643,6 +695,9 @@ tfq_code pl_produce(tfq_pipeline *p, pl_chunk *c, tfq_status *st) {
   tfq_free(in.ptrs);
   tfq_free(in.lens);
   tfq_tensor_free(in.keys);
-  tfq_tensor_free(in.values);
+  if (in.work)
+    pl_recycle_lines(p, in.values);
+  else
+    tfq_tensor_free(in.values);
   return rc;
 }

@@ -440,7 +440,10 @@ tfq_code tfq_pipeline_restore(tfq_pipeline *p, const void *state, size_t len, tf
   if (!rc && b.off != b.n) rc = corrupted("trailing bytes", st);
   if (!rc) {
     tfq__lock(&p->src_mu);
-    p->seed = seed;
+    if (seed != p->seed) { /* no seed set: the state's (the file order's stream restarts) */
+      p->seed = seed;
+      p->src.order_epoch = INT64_MAX;
+    }
     p->src.epoch = epoch;
     p->src.fpos = (size_t)fpos;
     p->src.epoch_records = erec;
