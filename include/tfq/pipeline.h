@@ -187,8 +187,10 @@ TFQ_API void tfq_pipeline_options_set_max_bad_records(tfq_pipeline_options *o, i
 TFQ_API void tfq_pipeline_options_set_deterministic(tfq_pipeline_options *o, int on);
 
 /* Called once per skipped bad record, in input order, on the thread calling
- * tfq_pipeline_next(): `where` is "<file>:<line>" (CSV, text) or "<file>:<record>" / "<file>"
- * , `reason` TF's message.  Strings borrowed for the call. */
+ * tfq_pipeline_next(): `where` is "<file>:<line>" (CSV, text: the 1-based line), "<file>:<n>"
+ * (TFRecord, Examples, fixed-length: the record's number in its file, from 0) or "<file>" (a
+ * read error: the reason says where), `reason` TF's message for the record decoded alone.
+ * Strings borrowed for the call. */
 typedef void (*tfq_bad_record_fn)(void *ctx, const char *where, const char *reason);
 /* NULL restores the default (standard error).  Since: 0.3 */
 TFQ_API void tfq_pipeline_options_set_bad_record_fn(tfq_pipeline_options *o, tfq_bad_record_fn fn,

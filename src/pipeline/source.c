@@ -441,6 +441,8 @@ typedef struct step_in {
   const char *work; /* lines taken from the buffer: their file and first line number */
   size_t work_len;
   int64_t first;
+  int64_t base;    /* records of the file read before the step */
+  int64_t *rowmap; /* sharded by record: the step's row of each kept row, else NULL */
 } step_in;
 
 /* Lines a TextLineReader already holds, without keys (tfq__reader_take_lines): 1 with in->n > 0,
@@ -614,10 +616,15 @@ static tfq_code bad_row(tfq_pipeline *p, step_in *in, int64_t row, pl_chunk *c, 
   size_t flen;
   int64_t num;
   char where[TFQ__FILE_CAP + 32];
-  snprintf(where, sizeof where, "%.*s", (int)klen, key);
+  int text = p->kind == TFQ_READER_TEXT_LINE;
   if (tfq_reader_key_split(key, klen, &flen, &num)) {
-    int text = p->kind == TFQ_READER_TEXT_LINE;
+    /* lines: "<file>:<line>"; records: "<file>:<record number in the file, from 0>" (the key's
+     * number, a TFRecord's byte offset, goes to the status's offset) */
+    int64_t recno = in->base + (in->rowmap ? in->rowmap[row] : row);
+    snprintf(where, sizeof where, "%.*s:%lld", (int)flen, key, (long long)(text ? num : recno));
     tfq_status_set_location(&s, key, flen, text ? -1 : num, text ? num : -1);
+  } else {
+    snprintf(where, sizeof where, "%.*s", (int)klen, key);
   }
   q = pl_part_bad(&s, where, 0);
   if (!q) return TFQ__OOM(st);
@@ -662,6 +669,7 @@ tfq_code pl_produce(tfq_pipeline *p, pl_chunk *c, tfq_status *st) {
   tfq__unlock(&p->src_mu);
   if (rc || !in.values) return rc;
   int64_t n = in.n, bytes = 0;
+  in.base = base;
   if (p->o.shard_n > 1 && !p->shard_files) { /* shard by record number in the file */
     int64_t *rows = tfq_malloc((size_t)(n ? n : 1) * sizeof *rows), m = 0;
     if (!rows || in_keys(&in, st)) rc = TFQ__OOM(st);
@@ -671,7 +679,7 @@ tfq_code pl_produce(tfq_pipeline *p, pl_chunk *c, tfq_status *st) {
     if (!rc &&
         (!(k = slice_strings(in.keys, 0, m, rows)) || !(v = slice_strings(in.values, 0, m, rows))))
       rc = TFQ__OOM(st);
-    tfq_free(rows);
+    in.rowmap = rows;
     tfq_tensor_free(in.keys);
     tfq_tensor_free(in.values);
     in.keys = k;
@@ -694,6 +702,7 @@ tfq_code pl_produce(tfq_pipeline *p, pl_chunk *c, tfq_status *st) {
   if (!rc) rc = decode_range(p, &in, 0, n, c, st);
   tfq_free(in.ptrs);
   tfq_free(in.lens);
+  tfq_free(in.rowmap);
   tfq_tensor_free(in.keys);
   if (in.work)
     pl_recycle_lines(p, in.values);
