@@ -132,7 +132,7 @@ TFQ_API tfq_code tfq_pipeline_options_set_select_cols(tfq_pipeline_options *o, c
                                                       size_t n, tfq_status *st) TFQ_WARN_UNUSED;
 /* CSV and text: the first line of each file holds the column names (CSV: split at the
  * delimiter; text: the one name); it is skipped, as with skip_header_lines = 1.  Without it the
- * columns are named "col0", "col1", ... (text: "line").  Since: 0.3 */
+ * columns are named "c0", "c1", ... (text: "line"), as tfq-cat names them.  Since: 0.3 */
 TFQ_API void tfq_pipeline_options_set_header(tfq_pipeline_options *o, int on);
 /* TextLineReader's skip_header_lines (CSV, text): lines skipped at the start of each file.
  * Default 0 (1 when set_header is on).  Since: 0.3 */

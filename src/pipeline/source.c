@@ -243,7 +243,7 @@ static tfq_code setup_columns(tfq_pipeline *p, tfq_status *st) {
       tfq_tensor_free(none);
       if (rc) return rc;
       for (size_t i = 0; !rc && i < tfq_tuple_size(cols); i++) {
-        snprintf(nm, sizeof nm, "col%zu", i);
+        snprintf(nm, sizeof nm, "c%zu", i);
         rc = add_column(p, nm, strlen(nm), tfq_tensor_dtype(tfq_tuple_get(cols, i)), NULL, 0, st);
       }
       tfq_tuple_free(cols);
