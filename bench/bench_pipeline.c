@@ -6,7 +6,8 @@
  *       gets them); prints one line: "records N seconds S records_per_s R cpu_s C sum X"
  *       (X: a checksum of the first numeric column, so nothing is optimised away).
  *   bench_pipeline --checkpoint -d SPEC [-b B] [--capacity C] [--mad M] FILE...
- *       fills a shuffle buffer of C records (default 10,000), then saves the state 21 times and
+ *       fills a shuffle buffer of C records (default 10,000 + BATCH), draws one batch (10,000
+ *       records left in it), then saves the state 21 times and
  *       prints "state_bytes N buffer_records K save_ms_median T (min A, max B)".
  * Public API only. */
 #include <stdio.h>
@@ -45,14 +46,13 @@ int main(int argc, char **argv) {
   tfq_pipeline_options *o;
   check(tfq_pipeline_options_new(&o, st), "options");
   int checkpoint = 0, nfiles = 0;
-  int64_t capacity = -1, mad = -1;
-  tfq_pipeline_options_set_batch_size(o, 128);
+  int64_t capacity = -1, mad = -1, batch = 128;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "-d") && i + 1 < argc) {
       check(tfq_pipeline_options_set_columns(o, argv[++i], st), "-d");
     } else if (!strcmp(a, "-b") && i + 1 < argc) {
-      tfq_pipeline_options_set_batch_size(o, atoll(argv[++i]));
+      batch = atoll(argv[++i]);
     } else if (!strcmp(a, "-j") && i + 1 < argc) {
       tfq_pipeline_options_set_num_threads(o, atoi(argv[++i]));
     } else if (!strcmp(a, "--no-shuffle")) {
@@ -79,7 +79,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: see bench/bench_pipeline.c\n");
     return 2;
   }
-  if (checkpoint && capacity < 0) capacity = 10000;
+  /* a buffer of 10,000 records at the save: one batch more, drawn by the first next() */
+  if (checkpoint && capacity < 0) capacity = 10000 + batch;
+  tfq_pipeline_options_set_batch_size(o, batch);
   if (capacity >= 0) tfq_pipeline_options_set_capacity(o, capacity);
   if (mad >= 0) tfq_pipeline_options_set_min_after_dequeue(o, mad);
   if (checkpoint) tfq_pipeline_options_set_deterministic(o, 1); /* the buffer is full at a draw */

@@ -262,9 +262,10 @@ TFQ_API tfq_code tfq_pipeline_get_stats(tfq_pipeline *p, tfq_pipeline_stats *out
  * thread, between tfq_pipeline_next() calls.  Since: 0.3 */
 TFQ_API tfq_code tfq_pipeline_save(tfq_pipeline *p, char **state, size_t *len,
                                    tfq_status *st) TFQ_WARN_UNUSED;
-/* As tfq_pipeline_save(), written to `path` atomically (a temporary file beside it, fsync,
- * rename): a crash leaves the old state or the new one.  @return as save, TFQ_UNKNOWN and the
- * other I/O codes naming the file.  Since: 0.3 */
+/* As tfq_pipeline_save(), written to `path` atomically (the temporary file "<path>.tmp", fsync,
+ * rename, fsync of the directory): a crash leaves the old state or the new one (and perhaps
+ * "<path>.tmp", which the next save overwrites).  One saver per path at a time.  @return as save,
+ * TFQ_UNKNOWN and the other I/O codes naming the file.  Since: 0.3 */
 TFQ_API tfq_code tfq_pipeline_save_file(tfq_pipeline *p, const char *path,
                                         tfq_status *st) TFQ_WARN_UNUSED;
 /* Restores a saved state into a pipeline made with the same options and files, before its

@@ -218,8 +218,9 @@ tfq_code tfq_pipeline_save_file(tfq_pipeline *p, const char *path, tfq_status *s
     tfq_free(s);
     return TFQ__OOM(st);
   }
-  snprintf(tmp, pl + 16, "%s.tmp.XXXXXX", path);
-  int fd = mkstemp(tmp);
+  /* one temporary name per state file: a save killed half-way leaves it, the next overwrites it */
+  snprintf(tmp, pl + 16, "%s.tmp", path);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   int err = 0;
   if (fd < 0) {
     err = errno;
