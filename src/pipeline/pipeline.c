@@ -346,6 +346,44 @@ static void gather_runs(char *dst, const pl_slot *pick, int64_t n, size_t c, siz
   }
 }
 
+/* Points the strings of `o` (n records of w elements) at column c of the picked slots' parts,
+ * and makes `o` keep one reference to each distinct column it points into. */
+static tfq_code view_strings(tfq_tensor *o, const pl_slot *pick, int64_t n, size_t c, int64_t w,
+                             tfq_status *st) {
+  tfq_tensor *owners_s[64], **owners = owners_s;
+  size_t nown = 0, cap = 64;
+  tfq__str *d = tfq__strs(o);
+  const pl_part *last = NULL;
+  for (int64_t i = 0; i < n; i++) {
+    const pl_part *q = pick[i].part;
+    const tfq__str *s = tfq__strs(q->cols[c]) + pick[i].row * w;
+    for (int64_t e = 0; e < w; e++) d[i * w + e] = s[e];
+    if (q == last) continue;
+    last = q;
+    size_t k = 0;
+    while (k < nown && owners[k] != q->cols[c]) k++;
+    if (k < nown) continue;
+    if (nown == cap) {
+      tfq_tensor **g = tfq_malloc(2 * cap * sizeof *g);
+      if (!g) goto oom;
+      memcpy(g, owners, nown * sizeof *g);
+      if (owners != owners_s) tfq_free(owners);
+      owners = g;
+      cap *= 2;
+    }
+    owners[nown++] = q->cols[c];
+  }
+  if (tfq__tensor_keep_reserve(o, nown)) goto oom;
+  for (size_t k = 0; k < nown; k++) tfq_tensor_ref(owners[k]);
+  tfq__tensor_keep_take(o, owners, nown);
+  if (owners != owners_s) tfq_free(owners);
+  return TFQ_OK;
+oom:
+  for (int64_t i = 0; i < n * w; i++) d[i] = (tfq__str){"", 0};
+  if (owners != owners_s) tfq_free(owners);
+  return TFQ__OOM(st);
+}
+
 static tfq_code gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_order,
                        tfq_tuple **out, tfq_status *st) {
   tfq_tuple *t;
@@ -368,26 +406,9 @@ static tfq_code gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_o
         gather_rows(o->data, pick, n, c, rb);
       continue;
     }
-    size_t total = 0;
-    for (int64_t i = 0; i < n; i++) {
-      const tfq__str *s = tfq__strs(pick[i].part->cols[c]) + pick[i].row * w;
-      for (int64_t e = 0; e < w; e++) total += s[e].len;
-    }
-    char *arena = total ? tfq__tensor_arena_alloc(o, total) : NULL;
-    if (total && !arena) {
-      rc = TFQ__OOM(st);
-      break;
-    }
-    tfq__str *d = tfq__strs(o);
-    for (int64_t i = 0; i < n; i++) {
-      const tfq__str *s = tfq__strs(pick[i].part->cols[c]) + pick[i].row * w;
-      for (int64_t e = 0; e < w; e++, d++) {
-        if (s[e].len) memcpy(arena, s[e].p, s[e].len);
-        d->p = arena;
-        d->len = s[e].len;
-        arena += s[e].len;
-      }
-    }
+    /* strings: views of the parts' bytes, the batch keeping a reference to each column it
+     * borrows from (no copy; the parts' storage lives as long as the batch) */
+    if ((rc = view_strings(o, pick, n, c, w, st))) break;
   }
   if (rc) {
     tfq_tuple_free(t);
