@@ -109,13 +109,15 @@ int main(int argc, char **argv) {
     double t0 = now_s(), c0 = cpu_s(), sum = 0;
     int64_t n = 0;
     tfq_code c;
-    while ((c = tfq_pipeline_next(p, &b, st)) == TFQ_OK) {
+    /* a consumer's steady loop: one tuple refilled in place (tfq_pipeline_next_into) */
+    check(tfq_tuple_new(tfq_pipeline_num_columns(p), &b, st), "tuple");
+    while ((c = tfq_pipeline_next_into(p, b, st)) == TFQ_OK) {
       tfq_tensor *t = tfq_tuple_get(b, 0);
       int64_t m = tfq_tensor_dim(t, 0);
       n += m;
       if (tfq_tensor_dtype(t) == TFQ_FLOAT) sum += ((const float *)tfq_tensor_cdata(t))[m - 1];
-      tfq_tuple_free(b);
     }
+    tfq_tuple_free(b);
     if (c != TFQ_OUT_OF_RANGE) check(c, "next");
     double dt = now_s() - t0;
     printf("records %lld seconds %.4f records_per_s %.0f cpu_s %.4f sum %g\n", (long long)n, dt,

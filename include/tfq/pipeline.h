@@ -114,6 +114,19 @@ TFQ_API void tfq_pipeline_options_set_compression(tfq_pipeline_options *o, tfq_c
  * no ':' makes the column required ("Field N is required but missing in record M!").  "N*"
  * repeats an entry.  Example: "2*float32:-1,int32:-1" is the seed program's
  * record_defaults=[[-1.], [-1.], [-1]].
+ *
+ * Without a spec and without csv options, tfq_pipeline_new() infers the columns as tfq-cat does
+ * (docs/tfq-cat.md, "Type inference"): it reads the header and skipped lines and a sample of the
+ * first input file (after sharding by file; or the sample file) through a TextLine reader with
+ * the pipeline's compression: 100 records, fewer for wide rows (2^17 values' worth, never fewer
+ * than 10 records; see set_infer_rows).  The records kept are the sample's records before the
+ * first that decode_csv rejects (delimiter, quoting and select_cols as the data will be
+ * decoded).  Each column is int64:0 when every non-empty value of it is an int64 for
+ * decode_csv's own parser, else float64:0.0 when every one is a float64 (decode_csv's rules:
+ * nan, inf, hex floats, blanks around), else string: (a column empty in every sampled record is
+ * a string column).  Without records (an empty file) there is one string column (one per
+ * select_cols entry).  A read error ends the sample (the pipeline reports it when it reads the
+ * file).  tfq_pipeline_columns_spec() gives the result.
  * @return TFQ_OK; TFQ_INVALID_ARGUMENT naming the bad entry ("unknown type 'decimal' in column
  *         spec ..."); TFQ_RESOURCE_EXHAUSTED.  Since: 0.3 */
 TFQ_API tfq_code tfq_pipeline_options_set_columns(tfq_pipeline_options *o, const char *spec,
@@ -131,12 +144,33 @@ TFQ_API void tfq_pipeline_options_set_field_delim(tfq_pipeline_options *o, char 
 TFQ_API tfq_code tfq_pipeline_options_set_select_cols(tfq_pipeline_options *o, const int64_t *cols,
                                                       size_t n, tfq_status *st) TFQ_WARN_UNUSED;
 /* CSV and text: the first line of each file holds the column names (CSV: split at the
- * delimiter; text: the one name); it is skipped, as with skip_header_lines = 1.  Without it the
- * columns are named "c0", "c1", ... (text: "line"), as tfq-cat names them.  Since: 0.3 */
+ * delimiter as tfq-cat splits it: a field starting with '"' ends at the next lone '"', "" is a
+ * quote; with select_cols the kept fields; read from the sample file when one is set); it is
+ * skipped, as with skip_header_lines = 1.  Without it, or for columns the header line lacks (a
+ * CSV file that is empty included), the columns are named "c0", "c1", ... (text: "line"), as
+ * tfq-cat names them.  Since: 0.3 */
 TFQ_API void tfq_pipeline_options_set_header(tfq_pipeline_options *o, int on);
 /* TextLineReader's skip_header_lines (CSV, text): lines skipped at the start of each file.
  * Default 0 (1 when set_header is on).  Since: 0.3 */
 TFQ_API void tfq_pipeline_options_set_skip_header_lines(tfq_pipeline_options *o, int64_t n);
+/* CSV column inference (see set_columns): the records of the first file sampled, rows >= 1
+ * (exactly that many, whatever the width of the rows, when the file has them).  Default -1:
+ * tfq-cat's rule, 100 records, fewer for rows of more than 1310 fields (2^17 values' worth) but
+ * never fewer than 10.  Another value is refused by tfq_pipeline_new() when it infers
+ * ("infer_rows must be >= 1 ...", TFQ_INVALID_ARGUMENT).  Thread-safety: as the builder.
+ * Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_infer_rows(tfq_pipeline_options *o, int64_t rows);
+/* CSV: column inference and the header names read `path` instead of the first input file: for
+ * standard input (a pipe cannot be read twice), whose first bytes a tool saves aside in a file
+ * (as tfq-cat does in a memfd).  It is read with the pipeline's compression, and a compressed
+ * stream cut short ends there silently (a prefix).  NULL: the first input again.  (Without a
+ * sample file, tfq_pipeline_new() reads the first input itself, which blocks on a pipe or FIFO
+ * until it delivers.)  A path that does not exist fails tfq_pipeline_new() (TFQ_NOT_FOUND
+ * "sample file <path>; ...").
+ * @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED.  Ownership: `path` copied.  Thread-safety: as the
+ * builder.  Since: 0.3 */
+TFQ_API tfq_code tfq_pipeline_options_set_sample_file(tfq_pipeline_options *o, const char *path,
+                                                      tfq_status *st) TFQ_WARN_UNUSED;
 /* TFQ_FORMAT_FIXED_LENGTH: FixedLengthRecordReader's record_bytes (> 0), header_bytes,
  * footer_bytes, hop_bytes.  Since: 0.3 */
 TFQ_API void tfq_pipeline_options_set_fixed_length(tfq_pipeline_options *o, int64_t record_bytes,
@@ -199,12 +233,12 @@ TFQ_API void tfq_pipeline_options_set_bad_record_fn(tfq_pipeline_options *o, tfq
 /* ---- the pipeline ---------------------------------------------------------------------------- */
 typedef struct tfq_pipeline tfq_pipeline;
 
-/* Makes a pipeline: expands the inputs, checks the options, reads the header line when asked.
- * No thread runs yet.
+/* Makes a pipeline: expands the inputs, checks the options, reads the header line when asked,
+ * infers CSV columns when none are given (see set_columns).  No thread runs yet.
  * @return TFQ_OK; TFQ_INVALID_ARGUMENT a bad option ("batch_size must be > 0", "no input file",
- *         "min_after_dequeue (m) must be below capacity (c)", "columns are required for CSV
- *         input", ...); TFQ_NOT_FOUND an input that does not exist or a pattern matching nothing;
- *         TFQ_RESOURCE_EXHAUSTED.
+ *         "min_after_dequeue (m) must be below capacity (c)", "infer_rows must be >= 1 ...",
+ *         ...); TFQ_NOT_FOUND an input or sample file that does not exist or a pattern matching
+ *         nothing; TFQ_RESOURCE_EXHAUSTED.
  * Ownership: `o` borrowed for the call (copied); *out freed with tfq_pipeline_free().
  * Thread-safety: any.  Since: 0.3 */
 TFQ_API tfq_code tfq_pipeline_new(const tfq_pipeline_options *o, tfq_pipeline **out,
@@ -226,6 +260,19 @@ TFQ_API tfq_code tfq_pipeline_start(tfq_pipeline *p, tfq_status *st) TFQ_WARN_UN
 TFQ_API tfq_code tfq_pipeline_next(tfq_pipeline *p, tfq_tuple **out,
                                    tfq_status *st) TFQ_WARN_UNUSED;
 
+/* As tfq_pipeline_next(), into `dst`, a tuple of tfq_pipeline_num_columns(p) slots that the
+ * caller keeps across calls, so that a steady loop allocates no tensor: a slot holding a tensor
+ * of the column's dtype and the batch's shape that only `dst` references is refilled in place;
+ * any other slot (empty, another shape: the last batch; shared: a reference taken to keep it)
+ * gets a new tensor, its old reference dropped.  String slots view the decoded records' bytes
+ * as with tfq_pipeline_next().
+ * @return as tfq_pipeline_next(), plus TFQ_INVALID_ARGUMENT "the output tuple has m slots for k
+ *         columns".  On an error `dst` keeps what it held, or tensors of unspecified contents.
+ * Ownership: `dst` borrowed; its slots owned by it.  Thread-safety: as tfq_pipeline_next().
+ * Since: 0.3 */
+TFQ_API tfq_code tfq_pipeline_next_into(tfq_pipeline *p, tfq_tuple *dst,
+                                        tfq_status *st) TFQ_WARN_UNUSED;
+
 /* Columns of the batches: count, names, dtypes, per-record shapes.  Ownership: strings and
  * arrays borrowed from `p`.  Thread-safety: any.  Since: 0.3 */
 TFQ_API size_t tfq_pipeline_num_columns(const tfq_pipeline *p);
@@ -233,6 +280,14 @@ TFQ_API const char *tfq_pipeline_column_name(const tfq_pipeline *p, size_t i);
 TFQ_API tfq_dtype tfq_pipeline_column_dtype(const tfq_pipeline *p, size_t i);
 TFQ_API int tfq_pipeline_column_rank(const tfq_pipeline *p, size_t i);
 TFQ_API const int64_t *tfq_pipeline_column_dims(const tfq_pipeline *p, size_t i);
+/* The CSV columns as a spec string (set_columns syntax), given or inferred, formatted as tfq-cat
+ * prints its inferred -d: canonical type names (float32, float64, int32, int64, string), each
+ * default as given (inferred: 0, 0.0 or empty), a string default holding ',' or '"' in double
+ * quotes, and runs of 3 or more identical entries as N*TYPE[:DEFAULT] ("4*float64:0.0,string:"
+ * for the iris data).  Given back to set_columns (with the same delimiter and select_cols), it
+ * gives the same columns and batches.  NULL for csv options (set_csv_options) and the other
+ * formats.  Ownership: borrowed from `p`.  Thread-safety: any.  Since: 0.3 */
+TFQ_API const char *tfq_pipeline_columns_spec(const tfq_pipeline *p);
 
 /* Counters, a snapshot.  Fields may be added at the end (set `size` to sizeof before the call).
  */

@@ -25,6 +25,7 @@ tfq_code tfq_pipeline_options_new(tfq_pipeline_options **out, tfq_status *st) {
   o->threads = 1;
   o->step = 2048;
   o->shard_n = 1;
+  o->infer_rows = -1;
   *out = o;
   tfq_status_clear(st);
   return TFQ_OK;
@@ -36,6 +37,7 @@ void tfq_pipeline_options_free(tfq_pipeline_options *o) {
   tfq_free(o->files);
   tfq_free(o->columns);
   tfq_free(o->select_cols);
+  tfq_free(o->sample_file);
   tfq_free(o);
 }
 
@@ -88,6 +90,20 @@ tfq_code tfq_pipeline_options_set_select_cols(tfq_pipeline_options *o, const int
   tfq_free(o->select_cols);
   o->select_cols = c;
   o->nselect = n;
+  tfq_status_clear(st);
+  return TFQ_OK;
+}
+
+void tfq_pipeline_options_set_infer_rows(tfq_pipeline_options *o, int64_t rows) {
+  o->infer_rows = rows;
+}
+
+tfq_code tfq_pipeline_options_set_sample_file(tfq_pipeline_options *o, const char *path,
+                                              tfq_status *st) {
+  char *s = NULL;
+  if (path && !(s = tfq__strdup(path))) return TFQ__OOM(st);
+  tfq_free(o->sample_file);
+  o->sample_file = s;
   tfq_status_clear(st);
   return TFQ_OK;
 }

@@ -12,12 +12,14 @@ static tfq_code copy_options(tfq_pipeline_options *d, const tfq_pipeline_options
   d->files = NULL;
   d->columns = NULL;
   d->select_cols = NULL;
+  d->sample_file = NULL;
   d->nfiles = d->files_cap = 0;
   for (size_t i = 0; i < o->nfiles; i++) {
     tfq_code rc = tfq_pipeline_options_add_file(d, o->files[i], st);
     if (rc) return rc;
   }
   if (o->columns && !(d->columns = tfq__strdup(o->columns))) return TFQ__OOM(st);
+  if (o->sample_file && !(d->sample_file = tfq__strdup(o->sample_file))) return TFQ__OOM(st);
   if (o->nselect) {
     if (!(d->select_cols = tfq_malloc(o->nselect * sizeof *d->select_cols))) return TFQ__OOM(st);
     memcpy(d->select_cols, o->select_cols, o->nselect * sizeof *d->select_cols);
@@ -115,7 +117,7 @@ static void deliver(tfq_pipeline *p, pl_chunk *c) {
   p->ready[c->seq % p->window] = c;
   p->in_flight--;
   if (c->tail && c->tail->kind == PART_END) p->workers_done = 1;
-  pthread_cond_broadcast(&p->cv_cons);
+  if (p->cons_waiting) pthread_cond_signal(&p->cv_cons); /* one consumer thread waits */
   tfq__unlock(&p->mu);
 }
 
@@ -144,8 +146,12 @@ static void *worker_main(void *arg) {
   tfq_pipeline *p = arg;
   for (;;) {
     tfq__lock(&p->mu);
-    while (!p->stopping && !p->workers_done && (p->paused || p->issued >= p->cons_seq + p->window))
+    while (!p->stopping && !p->workers_done &&
+           (p->paused || p->issued >= p->cons_seq + p->window)) {
+      p->work_waiting++;
       pthread_cond_wait(&p->cv_work, &p->mu);
+      p->work_waiting--;
+    }
     if (p->stopping || p->workers_done) {
       tfq__unlock(&p->mu);
       return NULL;
@@ -221,7 +227,7 @@ static int take_chunk(tfq_pipeline *p, int block) {
     if (c && c->seq == p->cons_seq) {
       p->ready[i] = NULL;
       p->cons_seq++;
-      pthread_cond_broadcast(&p->cv_work);
+      if (p->work_waiting) pthread_cond_signal(&p->cv_work); /* room for one more step */
       tfq__unlock(&p->mu);
       pl_stream_append(p, c->head);
       tfq_free(c);
@@ -245,7 +251,9 @@ static int take_chunk(tfq_pipeline *p, int block) {
       tfq__unlock(&p->mu);
       return -(int)TFQ_RESOURCE_EXHAUSTED;
     }
+    p->cons_waiting = 1;
     pthread_cond_wait(&p->cv_cons, &p->mu);
+    p->cons_waiting = 0;
   }
   tfq__unlock(&p->mu);
   return -(int)TFQ_CANCELLED;
@@ -384,19 +392,33 @@ oom:
   return TFQ__OOM(st);
 }
 
-static tfq_code gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_order,
-                       tfq_tuple **out, tfq_status *st) {
-  tfq_tuple *t;
-  tfq_code rc = tfq_tuple_new(p->ncols, &t, st);
-  if (rc) return rc;
+/* Whether slot tensor `o` can be refilled in place as a [n, dims] tensor of `col`. */
+static int refillable(const tfq_tensor *o, const pl_column *col, int64_t n) {
+  if (!o || !tfq__tensor_sole(o) || o->dtype != col->dtype || o->rank != col->rank + 1 ||
+      o->dims[0] != n)
+    return 0;
+  for (int d = 0; d < col->rank; d++)
+    if (o->dims[d + 1] != col->dims[d]) return 0;
+  return 1;
+}
+
+/* The picked rows into the tuple `t` of ncols slots: a slot tensor only `t` holds, of the
+ * batch's dtype and shape, is refilled in place (next_into); any other gets a new tensor. */
+static tfq_code gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_order, tfq_tuple *t,
+                       tfq_status *st) {
+  tfq_code rc = TFQ_OK;
   for (size_t c = 0; c < p->ncols; c++) {
     const pl_column *col = &p->cols[c];
-    int64_t dims[9];
-    dims[0] = n;
-    memcpy(dims + 1, col->dims, (size_t)col->rank * sizeof *dims);
-    tfq_tensor *o;
-    if ((rc = tfq__tensor_alloc(col->dtype, dims, col->rank + 1, 0, &o, st))) break;
-    tfq_tuple_set_take(t, c, o);
+    tfq_tensor *o = t->c[c];
+    if (refillable(o, col, n)) {
+      if (o->dtype == TFQ_STRING) tfq__tensor_arena_reset(o); /* drops the kept columns */
+    } else {
+      int64_t dims[9];
+      dims[0] = n;
+      memcpy(dims + 1, col->dims, (size_t)col->rank * sizeof *dims);
+      if ((rc = tfq__tensor_alloc(col->dtype, dims, col->rank + 1, 0, &o, st))) break;
+      tfq_tuple_set_take(t, c, o);
+    }
     int64_t w = col->width;
     if (col->dtype != TFQ_STRING) {
       size_t rb = (size_t)w * tfq_dtype_size(col->dtype);
@@ -410,12 +432,7 @@ static tfq_code gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_o
      * borrows from (no copy; the parts' storage lives as long as the batch) */
     if ((rc = view_strings(o, pick, n, c, w, st))) break;
   }
-  if (rc) {
-    tfq_tuple_free(t);
-    return rc;
-  }
-  *out = t;
-  return TFQ_OK;
+  return rc;
 }
 
 static tfq_code stopped_error(tfq_pipeline *p, tfq_status *st) {
@@ -430,8 +447,8 @@ static tfq_code stopped_error(tfq_pipeline *p, tfq_status *st) {
   return tfq_status_set(st, TFQ_OUT_OF_RANGE, "End of sequence");
 }
 
-tfq_code tfq_pipeline_next(tfq_pipeline *p, tfq_tuple **out, tfq_status *st) {
-  *out = NULL;
+/* next() into `dst` (next_into), or into a new tuple *out (next). */
+static tfq_code next_batch(tfq_pipeline *p, tfq_tuple *dst, tfq_tuple **out, tfq_status *st) {
   if (atomic_load(&p->stopped))
     return tfq_status_set(st, TFQ_CANCELLED, "the pipeline was stopped");
   if (p->sticky != TFQ_OK) return stopped_error(p, st);
@@ -451,18 +468,31 @@ tfq_code tfq_pipeline_next(tfq_pipeline *p, tfq_tuple **out, tfq_status *st) {
     p->size = 0;
     return stopped_error(p, st);
   }
+  tfq_tuple *t = dst;
+  if (!t && (rc = tfq_tuple_new(p->ncols, &t, st))) return rc;
   pl_slot *pick = p->slots; /* unshuffled: the slots in order */
   pl_slot local[256];
   if (shuffle) {
     pick = n <= 256 ? local : tfq_malloc((size_t)n * sizeof *pick);
-    if (!pick) return TFQ__OOM(st);
+    if (!pick) {
+      if (!dst) tfq_tuple_free(t);
+      return TFQ__OOM(st);
+    }
     for (int64_t i = 0; i < n; i++) {
       uint32_t j = tfq__pcg32_bounded(&p->rng, (uint32_t)p->size);
       pick[i] = p->slots[j];
       p->slots[j] = p->slots[--p->size];
     }
   }
-  rc = gather(p, pick, n, !shuffle, out, st);
+  rc = gather(p, pick, n, !shuffle, t, st);
+  if (rc) { /* out of memory: the drawn rows go back into the buffer, nothing is lost */
+    if (shuffle)
+      for (int64_t i = 0; i < n; i++) p->slots[p->size++] = pick[i];
+    if (shuffle && pick != local) tfq_free(pick);
+    if (!dst) tfq_tuple_free(t);
+    return rc;
+  }
+  if (!dst) *out = t;
   for (int64_t i = 0; i < n; i++) unref(p, pick[i].part, 1);
   if (!shuffle) {
     memmove(p->slots, p->slots + n, (size_t)(p->size - n) * sizeof *p->slots);
@@ -470,11 +500,23 @@ tfq_code tfq_pipeline_next(tfq_pipeline *p, tfq_tuple **out, tfq_status *st) {
   } else if (pick != local) {
     tfq_free(pick);
   }
-  if (rc) return rc;
   p->records_out += n;
   p->batches_out++;
   tfq_status_clear(st);
   return TFQ_OK;
+}
+
+tfq_code tfq_pipeline_next(tfq_pipeline *p, tfq_tuple **out, tfq_status *st) {
+  *out = NULL;
+  return next_batch(p, NULL, out, st);
+}
+
+tfq_code tfq_pipeline_next_into(tfq_pipeline *p, tfq_tuple *dst, tfq_status *st) {
+  if (!dst || tfq_tuple_size(dst) != p->ncols)
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                          "the output tuple has %zu slots for %zu columns",
+                          dst ? tfq_tuple_size(dst) : 0, p->ncols);
+  return next_batch(p, dst, NULL, st);
 }
 
 /* ---- the rest ---- */
@@ -559,6 +601,7 @@ void tfq_pipeline_free(tfq_pipeline *p) {
   tfq_free(p->o.files);
   tfq_free(p->o.columns);
   tfq_free(p->o.select_cols);
+  tfq_free(p->o.sample_file);
   pthread_mutex_destroy(&p->src_mu);
   pthread_mutex_destroy(&p->mu);
   pthread_cond_destroy(&p->cv_cons);

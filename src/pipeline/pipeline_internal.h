@@ -24,7 +24,8 @@ struct tfq_pipeline_options {
   size_t nfiles, files_cap;
   tfq_format format;
   tfq_compression compression;
-  char *columns; /* the spec string, or NULL */
+  char *columns; /* the spec string, or NULL; in a pipeline's copy, after set-up: the columns'
+                  * spec string (given or inferred), formatted by pl_format_columns */
   const tfq_csv_options *csv;
   char delim;
   int64_t *select_cols;
@@ -48,6 +49,8 @@ struct tfq_pipeline_options {
   int deterministic;
   tfq_bad_record_fn bad_fn;
   void *bad_ctx;
+  int64_t infer_rows; /* CSV inference: records sampled; -1: tfq-cat's rule (infer.c) */
+  char *sample_file;  /* what inference reads, or NULL (owned, in a pipeline's copy too) */
 };
 
 /* One column of the spec string. */
@@ -65,6 +68,21 @@ void pl_colspec_free(pl_colspec *c, size_t n);
 /* decode_csv options from a parsed spec, the delimiter and select_cols. */
 tfq_code pl_csv_from_spec(const pl_colspec *c, size_t n, char delim, const int64_t *sel,
                           size_t nsel, tfq_csv_options **out, tfq_status *st);
+
+/* infer.c: CSV columns from a sample, with tfq-cat's rules. */
+/* Formats columns as a spec string, runs of 3 or more identical entries as N*TYPE[:DEFAULT]
+ * (tfq-cat's inferred -d).  *out freed with tfq_free. */
+tfq_code pl_format_columns(const pl_colspec *c, size_t n, char **out, tfq_status *st);
+/* Infers the columns from the sample (the sample file, else the first input file) and sets
+ * p->o.columns to their spec string. */
+tfq_code pl_infer_columns(tfq_pipeline *p, tfq_status *st);
+/* Names the first `ncols` columns after the header line of the sample source (an empty one:
+ * names unchanged). */
+tfq_code pl_header_names(tfq_pipeline *p, size_t ncols, tfq_status *st);
+
+/* Shuffle buffers of up to this many records keep CSV string fields as views of the reader's
+ * buffers (source.c, decode_span); larger ones copy them. */
+#define PL_VIEW_CAPACITY 4096
 
 /* ---- parts and chunks ---- */
 enum { PART_RECORDS = 0, PART_BAD = 1, PART_END = 2 };
@@ -155,6 +173,8 @@ struct tfq_pipeline {
   uint64_t issued;   /* tickets taken (chunks being read or decoded or ready) */
   int in_flight;     /* tickets taken, chunk not yet delivered */
   int paused, stopping, workers_done;
+  int cons_waiting;   /* the consumer waits on cv_cons (deliveries signal only then) */
+  int work_waiting;   /* readers waiting on cv_work */
   atomic_int stopped; /* tfq_pipeline_stop() */
   tfq_cancel *cancel;
   pthread_t *threads;
@@ -175,12 +195,35 @@ struct tfq_pipeline {
   int64_t records_out, batches_out, bad_records, dropped;
 };
 
+/* A read step before decoding (source.c reads it, decode.c decodes it). */
+typedef struct pl_step {
+  tfq_tensor *keys, *values; /* keys NULL until needed (lines taken from the buffer: in_keys) */
+  const char **ptrs;
+  size_t *lens;
+  int64_t n;
+  const char *work; /* lines taken from the buffer: their file and first line number */
+  size_t work_len;
+  int64_t first;
+  tfq_tensor *holder; /* CSV lines taken where they lie in the reader's buffer: its holder */
+  const char *span;   /* and the lines' bytes */
+  size_t span_len;
+  int64_t base;    /* records of the file read before the step */
+  int64_t *rowmap; /* sharded by record: the step's row of each kept row, else NULL */
+} pl_step;
+
 /* source.c */
 /* Expands the inputs, reads sizes and compression, the header, sets up columns and readers. */
 tfq_code pl_setup(tfq_pipeline *p, tfq_status *st);
-/* Reads the next step under src_mu into `c` (seq set) and decodes it outside the lock.  Returns
- * TFQ_OK (c holds parts, the last one PART_END at the end) or TFQ_RESOURCE_EXHAUSTED. */
+/* Reads the next step (src_mu held): the step's records in *in (in->values, or in->span for CSV
+ * lines in the reader's buffer; *base = the file's records before them), or a part added to `c`
+ * (a read error, the end of the input), in->values and in->holder NULL.  TFQ_OK, or
+ * TFQ_CANCELLED, TFQ_RESOURCE_EXHAUSTED. */
+tfq_code pl_read_step(tfq_pipeline *p, pl_chunk *c, pl_step *in, int64_t *base, tfq_status *st);
+/* decode.c: reads the next step under src_mu into `c` (seq set) and decodes it outside the lock.
+ * Returns TFQ_OK (c holds parts, the last one PART_END at the end) or TFQ_RESOURCE_EXHAUSTED. */
 tfq_code pl_produce(tfq_pipeline *p, pl_chunk *c, tfq_status *st);
+/* decode.c: appends a part to a chunk. */
+void pl_chunk_add(pl_chunk *c, pl_part *q);
 /* The epoch's file order (src_mu held). */
 void pl_epoch_order(tfq_pipeline *p, int64_t epoch);
 /* Opens the file at src.fpos and reads `skip` records to reach a saved position. */

@@ -1,6 +1,6 @@
 /* The pipeline's inputs and its source of read steps: the files (globs expanded, sharded), the
- * columns, the readers; a step read under the source's lock and decoded outside it into parts
- * (runs of good records, and each bad record on its own, in input order). */
+ * columns, the readers, the epoch's file order, and a step read under the source's lock (decoded
+ * outside it by decode.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -8,56 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../csv/csv_shared.h"
 #include "../readers/readers_shared.h"
 #include "pipeline_internal.h"
-
-/* ---- parts ---- */
-
-pl_part *pl_part_new(int kind) {
-  pl_part *q = tfq__calloc(1, sizeof *q);
-  if (q) {
-    q->kind = kind;
-    q->refs = 1;
-    q->line = q->offset = -1;
-  }
-  return q;
-}
-
-void pl_part_free(pl_part *q, size_t ncols) {
-  if (!q) return;
-  for (size_t i = 0; q->cols && i < ncols; i++) tfq_tensor_free(q->cols[i]);
-  tfq_free(q->cols);
-  tfq_free(q->where);
-  tfq_free(q->reason);
-  tfq_free(q->file);
-  tfq_free(q);
-}
-
-pl_part *pl_part_bad(const tfq_status *s, const char *where, int fatal) {
-  pl_part *q = pl_part_new(PART_BAD);
-  if (!q) return NULL;
-  q->code = tfq_status_code(s);
-  q->fatal = fatal;
-  q->where = tfq__strdup(where ? where : "");
-  q->reason = tfq__strdup(tfq_status_reason(s));
-  q->file = tfq__strdup(tfq_status_file(s));
-  q->line = tfq_status_line(s);
-  q->offset = tfq_status_offset(s);
-  if (!q->where || !q->reason || !q->file) {
-    pl_part_free(q, 0);
-    return NULL;
-  }
-  return q;
-}
-
-static void chunk_add(pl_chunk *c, pl_part *q) {
-  if (c->tail)
-    c->tail->next = q;
-  else
-    c->head = q;
-  c->tail = q;
-}
 
 /* ---- set-up ---- */
 
@@ -162,58 +114,6 @@ static tfq_code first_line(tfq_pipeline *p, tfq_tensor **line, tfq_status *st) {
   return rc;
 }
 
-/* CSV column names from the header line: its fields (double quotes removed) at the delimiter. */
-static tfq_code header_names(tfq_pipeline *p, size_t ncols, tfq_status *st) {
-  tfq_tensor *line;
-  tfq_code rc = first_line(p, &line, st);
-  if (rc) return rc;
-  size_t len;
-  const char *s = tfq_tensor_string(line, 0, &len);
-  char *name = tfq_malloc(len + 1);
-  if (!name) {
-    tfq_tensor_free(line);
-    return TFQ__OOM(st);
-  }
-  size_t field = 0, kept = 0, sel = 0;
-  const int64_t *sc = p->o.select_cols;
-  for (size_t i = 0; i <= len && kept < ncols;) {
-    size_t n = 0;
-    int quoted = i < len && s[i] == '"';
-    if (quoted) i++;
-    for (; i < len; i++) {
-      if (quoted && s[i] == '"') {
-        if (i + 1 < len && s[i + 1] == '"') {
-          name[n++] = '"';
-          i++;
-          continue;
-        }
-        quoted = 0;
-        continue;
-      }
-      if (!quoted && s[i] == p->o.delim) break;
-      name[n++] = s[i];
-    }
-    i++; /* past the delimiter (or the end) */
-    int keep = p->o.nselect ? (sel < p->o.nselect && sc[sel] == (int64_t)field) : 1;
-    if (keep) {
-      sel++;
-      tfq_free(p->cols[kept].name);
-      if (!(p->cols[kept].name = tfq_malloc(n + 1))) {
-        rc = TFQ__OOM(st);
-        break;
-      }
-      memcpy(p->cols[kept].name, name, n);
-      p->cols[kept].name[n] = '\0';
-      kept++;
-    }
-    field++;
-    if (i > len) break;
-  }
-  tfq_free(name);
-  tfq_tensor_free(line);
-  return rc;
-}
-
 static tfq_code setup_columns(tfq_pipeline *p, tfq_status *st) {
   const tfq_pipeline_options *o = &p->o;
   tfq_code rc = TFQ_OK;
@@ -223,16 +123,18 @@ static tfq_code setup_columns(tfq_pipeline *p, tfq_status *st) {
       if (o->csv) {
         p->csv = o->csv;
       } else {
-        if (!o->columns)
-          return tfq_status_set(
-              st, TFQ_INVALID_ARGUMENT,
-              "columns are required for CSV input (a column spec or csv options)");
+        /* no columns: inferred from a sample, as tfq-cat infers them (infer.c) */
+        if (!o->columns && (rc = pl_infer_columns(p, st))) return rc;
         pl_colspec *cs;
         size_t n;
+        char *spec = NULL;
         if ((rc = pl_parse_columns(o->columns, &cs, &n, st))) return rc;
         rc = pl_csv_from_spec(cs, n, o->delim, o->select_cols, o->nselect, &p->csv_owned, st);
+        if (!rc) rc = pl_format_columns(cs, n, &spec, st); /* tfq_pipeline_columns_spec() */
         pl_colspec_free(cs, n);
         if (rc) return rc;
+        tfq_free(p->o.columns);
+        p->o.columns = spec;
         p->csv = p->csv_owned;
       }
       /* the dtypes: decode no record */
@@ -248,7 +150,7 @@ static tfq_code setup_columns(tfq_pipeline *p, tfq_status *st) {
         rc = add_column(p, nm, strlen(nm), tfq_tensor_dtype(tfq_tuple_get(cols, i)), NULL, 0, st);
       }
       tfq_tuple_free(cols);
-      if (!rc && o->header) rc = header_names(p, p->ncols, st);
+      if (!rc && o->header) rc = pl_header_names(p, p->ncols, st);
       break;
     }
     case TFQ_FORMAT_TEXT:
@@ -433,22 +335,9 @@ static int read_error_skippable(tfq_code c) {
   return c == TFQ_DATA_LOSS || c == TFQ_INVALID_ARGUMENT || c == TFQ_RESOURCE_EXHAUSTED;
 }
 
-/* Reads the next step (src_mu held).  Sets *keys and *values, or adds a part to `c`. */
-typedef struct step_in {
-  tfq_tensor *keys, *values; /* keys NULL until needed (lines taken from the buffer: in_keys) */
-  const char **ptrs;
-  size_t *lens;
-  int64_t n;
-  const char *work; /* lines taken from the buffer: their file and first line number */
-  size_t work_len;
-  int64_t first;
-  int64_t base;    /* records of the file read before the step */
-  int64_t *rowmap; /* sharded by record: the step's row of each kept row, else NULL */
-} step_in;
-
 /* Lines a TextLineReader already holds, without keys (tfq__reader_take_lines): 1 with in->n > 0,
  * or 0 when an ordinary read is needed. */
-static int take_lines(tfq_pipeline *p, step_in *in, tfq_status *st) {
+static int take_lines(tfq_pipeline *p, pl_step *in, tfq_status *st) {
   if (p->kind != TFQ_READER_TEXT_LINE) return 0;
   /* the lines' tensor of an earlier step, refilled in place (its arena block kept), or new */
   tfq_tensor *vt = atomic_exchange(&p->lines_cache, NULL);
@@ -479,60 +368,23 @@ void pl_recycle_lines(tfq_pipeline *p, tfq_tensor *vt) {
   tfq_tensor_free(vt);
 }
 
-/* One reader thread, CSV, no keys, no sharding by record: decodes the lines where they lie in
- * the reader's buffer (the read-decode op's span path, csv_shared.h), under the reader's lock, with
- * no copy of the lines and no scan for their ends of its own.  1 with a part of in->n records
- * added to `c`; 0 when the ordinary step is needed (nothing taken: another reader state, or a
- * line that fails to decode, which the ordinary step reports). */
-static int span_step(tfq_pipeline *p, pl_chunk *c, step_in *in, tfq_status *st) {
+/* CSV without keys or sharding by record: the step's lines where they lie in the reader's buffer
+ * (tfq__reader_take_span: no copy of them, no string per line), decoded outside the lock. */
+static int take_span(tfq_pipeline *p, pl_step *in) {
   if (p->o.format != TFQ_FORMAT_CSV || p->kind != TFQ_READER_TEXT_LINE || p->o.keys ||
-      p->o.threads > 1 || (p->o.shard_n > 1 && !p->shard_files))
+      (p->o.shard_n > 1 && !p->shard_files))
     return 0;
-  const char *buf;
-  size_t len, count = 0, used = 0;
-  int at_end;
-  int64_t first;
-  tfq_tensor *holder;
-  if (!tfq__reader_lines_begin(p->src.reader, SIZE_MAX, &buf, &len, &at_end, &holder)) return 0;
-  tfq_tuple *cols = NULL;
-  pl_part *q = pl_part_new(PART_RECORDS);
-  tfq_status s;
-  tfq__status_ok(&s);
-  tfq_code rc = q && (q->cols = tfq__calloc(p->ncols, sizeof *q->cols)) ? TFQ_OK : TFQ__OOM(&s);
-  if (!rc) rc = tfq_tuple_new(p->ncols, &cols, &s);
-  if (!rc)
-    rc = tfq__decode_csv_span(p->csv, buf, len, NULL, (size_t)p->step, cols, NULL, &count, &used,
-                              &s);
-  int taken = !rc && count > 0;
-  tfq__reader_lines_end(p->src.reader, taken ? used : 0, taken ? (int64_t)count : 0, &first);
-  if (!taken) {
-    tfq_tuple_free(cols);
-    pl_part_free(q, p->ncols);
-    if (rc == TFQ_RESOURCE_EXHAUSTED) tfq_status_set(st, rc, "out of memory");
+  if (!tfq__reader_take_span(p->src.reader, SIZE_MAX, p->step, &in->span, &in->span_len, &in->n,
+                             &in->first, &in->holder))
     return 0;
-  }
-  for (size_t i = 0; i < p->ncols; i++) { /* the rows decoded, count <= step */
-    tfq_tensor *t = q->cols[i] = tfq_tensor_ref(tfq_tuple_get(cols, i));
-    t->dims[0] = t->nelems = (int64_t)count;
-    if (t->dtype != TFQ_STRING) t->nbytes = (size_t)count * tfq_dtype_size(t->dtype);
-  }
-  tfq_tuple_free(cols);
-  q->n = (int64_t)count;
-  in->n = (int64_t)count;
-  chunk_add(c, q);
-  atomic_fetch_add(&p->records_read, (int64_t)count);
-  atomic_fetch_add(&p->bytes_read, (int64_t)(used - count)); /* without the '\n's */
+  const pl_file *f = &p->files[p->src.order[p->src.fpos]];
+  in->work = f->path;
+  in->work_len = strlen(f->path);
   return 1;
 }
 
-/* The keys of a step whose lines came from the buffer. */
-static tfq_code in_keys(step_in *in, tfq_status *st) {
-  if (in->keys) return TFQ_OK;
-  return tfq__reader_line_keys(in->work, in->work_len, in->first, in->n, &in->keys, st);
-}
-
-static tfq_code read_step(tfq_pipeline *p, pl_chunk *c, step_in *in, int64_t *base,
-                          tfq_status *st) {
+/* See pipeline_internal.h. */
+tfq_code pl_read_step(tfq_pipeline *p, pl_chunk *c, pl_step *in, int64_t *base, tfq_status *st) {
   pl_source *s = &p->src;
   for (;;) {
     if (!s->ended && !s->open && s->fpos == p->nfiles) {
@@ -547,12 +399,13 @@ static tfq_code read_step(tfq_pipeline *p, pl_chunk *c, step_in *in, int64_t *ba
     if (s->ended) {
       pl_part *q = pl_part_new(PART_END);
       if (!q) return TFQ__OOM(st);
-      chunk_add(c, q);
+      pl_chunk_add(c, q);
       return TFQ_OK;
     }
     tfq_code rc = s->open ? TFQ_OK : open_file(p, st);
     if (rc) return rc;
-    if (s->open && span_step(p, c, in, st)) {
+    if (s->open && take_span(p, in)) {
+      *base = s->file_records;
       s->file_records += in->n;
       s->epoch_records += in->n;
       return TFQ_OK;
@@ -589,176 +442,7 @@ static tfq_code read_step(tfq_pipeline *p, pl_chunk *c, step_in *in, int64_t *ba
     tfq_free(where);
     close_file(p);
     if (!q) return TFQ__OOM(st);
-    chunk_add(c, q);
+    pl_chunk_add(c, q);
     return TFQ_OK;
   }
-}
-
-/* A string tensor of rows lo..hi of `t` (a new reference to `t` for the whole of it). */
-static tfq_tensor *slice_strings(tfq_tensor *t, int64_t lo, int64_t hi, const int64_t *rows) {
-  int64_t n = rows ? hi : hi - lo;
-  if (!rows && lo == 0 && hi == tfq_tensor_num_elements(t)) return tfq_tensor_ref(t);
-  tfq_tensor *o;
-  if (tfq_tensor_new(TFQ_STRING, &n, 1, &o, NULL)) return NULL;
-  for (int64_t i = 0; i < n; i++) {
-    size_t len;
-    const char *b = tfq_tensor_string(t, rows ? rows[i] : lo + i, &len);
-    if (tfq_tensor_set_string(o, i, b, len, NULL)) {
-      tfq_tensor_free(o);
-      return NULL;
-    }
-  }
-  return o;
-}
-
-/* Decodes rows [lo, hi) of `in` (all good): a part, or the status of the decoder. */
-static tfq_code decode_rows(tfq_pipeline *p, step_in *in, int64_t lo, int64_t hi, pl_part **out,
-                            tfq_status *st) {
-  pl_part *q = pl_part_new(PART_RECORDS);
-  if (!q || !(q->cols = tfq__calloc(p->ncols, sizeof *q->cols))) {
-    pl_part_free(q, 0);
-    return TFQ__OOM(st);
-  }
-  q->n = hi - lo;
-  size_t nd = p->ncols - (size_t)p->o.keys;
-  tfq_code rc = TFQ_OK;
-  if (p->o.format == TFQ_FORMAT_CSV) {
-    tfq_tuple *t;
-    rc = tfq_decode_csv_lines(p->csv, in->ptrs + lo, in->lens + lo, (size_t)(hi - lo), &t, st);
-    if (!rc) {
-      for (size_t i = 0; i < nd; i++) q->cols[i] = tfq_tensor_ref(tfq_tuple_get(t, i));
-      tfq_tuple_free(t);
-    }
-  } else if (p->o.format == TFQ_FORMAT_EXAMPLES) {
-    tfq_example_result *r;
-    rc = tfq_parse_example_strings(p->o.features, in->ptrs + lo, in->lens + lo, hi - lo, NULL, NULL,
-                                   &r, st);
-    if (!rc) {
-      for (size_t i = 0; i < nd; i++) q->cols[i] = tfq_tensor_ref(tfq_example_result_dense(r, i));
-      tfq_example_result_free(r);
-    }
-  } else {
-    if (!(q->cols[0] = slice_strings(in->values, lo, hi, NULL))) rc = TFQ__OOM(st);
-  }
-  if (!rc && p->o.keys &&
-      (in_keys(in, st) || !(q->cols[nd] = slice_strings(in->keys, lo, hi, NULL))))
-    rc = TFQ__OOM(st);
-  if (rc) {
-    pl_part_free(q, p->ncols);
-    return rc;
-  }
-  *out = q;
-  return TFQ_OK;
-}
-
-/* A bad record: row `row`, with the decoder's message for it alone. */
-static tfq_code bad_row(tfq_pipeline *p, step_in *in, int64_t row, pl_chunk *c, tfq_status *st) {
-  pl_part *q = NULL;
-  tfq_status s;
-  tfq__status_ok(&s);
-  tfq_code rc = decode_rows(p, in, row, row + 1, &q, &s);
-  if (rc == TFQ_OK) { /* good alone (cannot happen with a deterministic decoder) */
-    chunk_add(c, q);
-    return TFQ_OK;
-  }
-  if (rc == TFQ_RESOURCE_EXHAUSTED) return tfq_status_set(st, rc, "out of memory");
-  if (in_keys(in, st)) return TFQ__OOM(st);
-  size_t klen;
-  const char *key = tfq_tensor_string(in->keys, row, &klen);
-  size_t flen;
-  int64_t num;
-  char where[TFQ__FILE_CAP + 32];
-  int text = p->kind == TFQ_READER_TEXT_LINE;
-  if (tfq_reader_key_split(key, klen, &flen, &num)) {
-    /* lines: "<file>:<line>"; records: "<file>:<record number in the file, from 0>" (the key's
-     * number, a TFRecord's byte offset, goes to the status's offset) */
-    int64_t recno = in->base + (in->rowmap ? in->rowmap[row] : row);
-    snprintf(where, sizeof where, "%.*s:%lld", (int)flen, key, (long long)(text ? num : recno));
-    tfq_status_set_location(&s, key, flen, text ? -1 : num, text ? num : -1);
-  } else {
-    snprintf(where, sizeof where, "%.*s", (int)klen, key);
-  }
-  q = pl_part_bad(&s, where, 0);
-  if (!q) return TFQ__OOM(st);
-  chunk_add(c, q);
-  return TFQ_OK;
-}
-
-/* Decodes rows [lo, hi): runs of good rows as parts, each bad row as its own part. */
-static tfq_code decode_range(tfq_pipeline *p, step_in *in, int64_t lo, int64_t hi, pl_chunk *c,
-                             tfq_status *st) {
-  while (lo < hi) {
-    pl_part *q;
-    tfq_status s;
-    tfq__status_ok(&s);
-    tfq_code rc = decode_rows(p, in, lo, hi, &q, &s);
-    if (rc == TFQ_OK) {
-      chunk_add(c, q);
-      return TFQ_OK;
-    }
-    if (rc == TFQ_RESOURCE_EXHAUSTED) return tfq_status_set(st, rc, "out of memory");
-    int64_t j = tfq_status_record(&s);
-    if (j < 0 || j >= hi - lo) { /* no index: halve */
-      if (hi - lo == 1) return bad_row(p, in, lo, c, st);
-      int64_t mid = lo + (hi - lo) / 2;
-      if ((rc = decode_range(p, in, lo, mid, c, st))) return rc;
-      lo = mid;
-      continue;
-    }
-    if (j > 0 && (rc = decode_range(p, in, lo, lo + j, c, st))) return rc;
-    if ((rc = bad_row(p, in, lo + j, c, st))) return rc;
-    lo += j + 1;
-  }
-  return TFQ_OK;
-}
-
-tfq_code pl_produce(tfq_pipeline *p, pl_chunk *c, tfq_status *st) {
-  step_in in = {0};
-  int64_t base = 0;
-  tfq__lock(&p->src_mu);
-  c->seq = p->src.next_seq++;
-  tfq_code rc = read_step(p, c, &in, &base, st);
-  tfq__unlock(&p->src_mu);
-  if (rc || !in.values) return rc;
-  int64_t n = in.n, bytes = 0;
-  in.base = base;
-  if (p->o.shard_n > 1 && !p->shard_files) { /* shard by record number in the file */
-    int64_t *rows = tfq_malloc((size_t)(n ? n : 1) * sizeof *rows), m = 0;
-    if (!rows || in_keys(&in, st)) rc = TFQ__OOM(st);
-    for (int64_t r = 0; !rc && r < n; r++)
-      if ((base + r) % p->o.shard_n == p->o.shard_i) rows[m++] = r;
-    tfq_tensor *k = NULL, *v = NULL;
-    if (!rc &&
-        (!(k = slice_strings(in.keys, 0, m, rows)) || !(v = slice_strings(in.values, 0, m, rows))))
-      rc = TFQ__OOM(st);
-    in.rowmap = rows;
-    tfq_tensor_free(in.keys);
-    tfq_tensor_free(in.values);
-    in.keys = k;
-    in.values = v;
-    in.n = n = m;
-  }
-  if (!rc) {
-    in.ptrs = tfq_malloc((size_t)(n ? n : 1) * sizeof *in.ptrs);
-    in.lens = tfq_malloc((size_t)(n ? n : 1) * sizeof *in.lens);
-    if (!in.ptrs || !in.lens) rc = TFQ__OOM(st);
-    const tfq__str *v = in.values ? tfq__strs(in.values) : NULL;
-    for (int64_t i = 0; !rc && i < n; i++) {
-      in.ptrs[i] = v[i].p;
-      in.lens[i] = v[i].len;
-      bytes += (int64_t)v[i].len;
-    }
-  }
-  atomic_fetch_add(&p->records_read, n);
-  atomic_fetch_add(&p->bytes_read, bytes);
-  if (!rc) rc = decode_range(p, &in, 0, n, c, st);
-  tfq_free(in.ptrs);
-  tfq_free(in.lens);
-  tfq_free(in.rowmap);
-  tfq_tensor_free(in.keys);
-  if (in.work)
-    pl_recycle_lines(p, in.values);
-  else
-    tfq_tensor_free(in.values);
-  return rc;
 }

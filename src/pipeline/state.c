@@ -133,7 +133,11 @@ static void pause_readers(tfq_pipeline *p, int on) {
   tfq__lock(&p->mu);
   p->paused = on;
   if (on)
-    while (p->in_flight > 0) pthread_cond_wait(&p->cv_cons, &p->mu);
+    while (p->in_flight > 0) {
+      p->cons_waiting = 1;
+      pthread_cond_wait(&p->cv_cons, &p->mu);
+      p->cons_waiting = 0;
+    }
   else
     pthread_cond_broadcast(&p->cv_work);
   tfq__unlock(&p->mu);

@@ -418,6 +418,50 @@ int tfq__reader_lines_begin(tfq_reader *r, size_t want, const char **buf, size_t
   return 1;
 }
 
+int tfq__reader_take_span(tfq_reader *r, size_t want, int64_t max_lines, const char **buf,
+                          size_t *len, int64_t *count, int64_t *first, tfq_tensor **holder) {
+  *holder = NULL;
+  tfq__lock(&r->mu);
+  (void)lines_shared(r); /* a reader taken from by several threads: lines_begin refuses */
+  size_t cap = r->in ? tfq__instream_capacity(r->in) : 0;
+  /* the conditions of tfq__reader_lines_begin (TextLineReader's limits hold for every whole line
+   * of a buffer of buffer_bytes), but for several threads: nobody holds the lock to decode */
+  if (max_lines < 1 || r->ops != &tfq__textline_ops || r->pend_code ||
+      r->work_finished >= r->work_started || !r->in || r->scanned || cap != r->o.buffer_bytes ||
+      r->o.max_line_bytes < cap) {
+    tfq__unlock(&r->mu);
+    return 0;
+  }
+  if (want > cap) want = cap;
+  size_t avail;
+  const char *b = tfq__instream_peek(r->in, &avail);
+  if (avail < want) {
+    tfq_status local; /* an error stays with the stream: the ordinary read meets it there */
+    tfq_status_clear(&local);
+    (void)tfq__instream_ensure(r->in, want, &b, &avail, &local);
+  }
+  const char *q = b, *e = b + avail;
+  int64_t k = 0;
+  for (const char *nl; k < max_lines && q < e && (nl = memchr(q, '\n', (size_t)(e - q)));) {
+    q = nl + 1;
+    k++;
+  }
+  if (k == 0) {
+    tfq__unlock(&r->mu);
+    return 0;
+  }
+  *buf = b;
+  *len = (size_t)(q - b);
+  *count = k;
+  *first = r->index + 1;
+  *holder = tfq_tensor_ref(tfq__instream_holder(r->in));
+  r->index += k;
+  r->records += k;
+  tfq__instream_consume(r->in, *len);
+  tfq__unlock(&r->mu);
+  return 1;
+}
+
 void tfq__reader_lines_end(tfq_reader *r, size_t used, int64_t count, int64_t *first) {
   *first = r->index + 1;
   if (count > 0) {

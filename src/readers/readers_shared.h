@@ -47,6 +47,20 @@ int tfq__reader_lines_begin(tfq_reader *r, size_t want, const char **buf, size_t
  * of the first of them.  Releases the reader's lock. */
 void tfq__reader_lines_end(tfq_reader *r, size_t used, int64_t count, int64_t *first);
 
+/* For a TextLineReader in the middle of a work unit, with no error pending: takes up to
+ * `max_lines` whole lines from its buffer (reading more first when fewer than `want` bytes are
+ * buffered; a `want` over the buffer's size: as many as it holds), as a read_up_to would take them
+ * (counted as produced records), without copying them: *buf and *len are their bytes (whole
+ * lines, each ending in '\n'; a '\r' before it is the caller's to drop, as decode_csv_span does),
+ * *count their number, *first the 1-based line number of the first, and *holder a NEW reference
+ * to the tensor holding the bytes, which keeps them in place and unchanged until it is freed (the
+ * reader reads on into another buffer meanwhile).  The lock is released on return: several
+ * threads may take spans and decode them at once.  Returns 0, with nothing taken and *holder
+ * NULL, whenever the ordinary read is needed (as tfq__reader_lines_begin, but a reader shared by
+ * threads is fine).  Thread-safety: any. */
+int tfq__reader_take_span(tfq_reader *r, size_t want, int64_t max_lines, const char **buf,
+                          size_t *len, int64_t *count, int64_t *first, tfq_tensor **holder);
+
 /* The keys a TextLineReader gives lines first, first + 1, ... first + n - 1 of `work` (work_len
  * bytes): a new [n] string tensor of "<work>:<line>", for the op to locate an error in lines
  * taken by tfq__reader_take_lines.  @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED (*out NULL). */

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/inputs.h"
 #include "helpers.h"
 
 static char g_dir[64];
@@ -303,7 +304,13 @@ Test(pipeline, bad_options_and_inputs_are_refused_with_clear_messages) {
   tfq_pipeline_options_free(o);
   OK(tfq_pipeline_options_new(&o, NULL));
   OK(tfq_pipeline_options_add_file(o, f[0], NULL));
-  expect_new_error(o, TFQ_INVALID_ARGUMENT, "columns are required for CSV input");
+  tfq_pipeline_options_set_infer_rows(o, 0); /* no columns: inferred, from at least 1 record */
+  expect_new_error(o, TFQ_INVALID_ARGUMENT, "infer_rows must be >= 1");
+  tfq_pipeline_options_set_infer_rows(o, -1);
+  snprintf(missing, sizeof missing, "%s/none.csv", g_dir);
+  OK(tfq_pipeline_options_set_sample_file(o, missing, NULL));
+  expect_new_error(o, TFQ_NOT_FOUND, "sample file");
+  OK(tfq_pipeline_options_set_sample_file(o, NULL, NULL));
   tfq_status *st = tfq_status_new();
   cr_assert_eq(tfq_pipeline_options_set_columns(o, "int64,decimal:1", st), TFQ_INVALID_ARGUMENT);
   cr_assert(strstr(tfq_status_message(st), "unknown type 'decimal'"), "%s", tfq_status_message(st));
@@ -492,4 +499,474 @@ Test(pipeline, free_running_readers_deliver_each_record_once_in_small_buffers) {
     tfq_pipeline_options_free(o);
   }
   for (int i = 0; i < 4; i++) free(f[i]);
+}
+
+/* ---- CSV columns inferred (infer.c): tfq-cat's rules ----
+ * The expected specs are written from each file's known content with the rules of
+ * docs/tfq-cat.md ("Type inference") and decode_csv's number rules (tfq/csv.h): not from tfq's
+ * own earlier output. */
+
+/* Writes len bytes of `text` to file `name` in the test directory; returns its path. */
+static char *write_bytes(const char *name, const void *text, size_t len) {
+  char *path = malloc(strlen(g_dir) + strlen(name) + 2);
+  sprintf(path, "%s/%s", g_dir, name);
+  FILE *f = fopen(path, "wb");
+  cr_assert_not_null(f);
+  cr_assert_eq(fwrite(text, 1, len, f), len);
+  cr_assert_eq(fclose(f), 0);
+  return path;
+}
+static char *write_text(const char *name, const char *text) {
+  return write_bytes(name, text, strlen(text));
+}
+
+/* Options for `path` without columns, unshuffled, batches of 1000. */
+static tfq_pipeline_options *infer_opts(const char *path) {
+  tfq_pipeline_options *o;
+  OK(tfq_pipeline_options_new(&o, NULL));
+  OK(tfq_pipeline_options_add_file(o, path, NULL));
+  tfq_pipeline_options_set_shuffle(o, 0);
+  tfq_pipeline_options_set_batch_size(o, 1000);
+  return o;
+}
+
+/* The spec a pipeline made from `o` has (a copy). */
+static char *spec_of(const tfq_pipeline_options *o) {
+  tfq_pipeline *p = make((tfq_pipeline_options *)o);
+  const char *s = tfq_pipeline_columns_spec(p);
+  cr_assert_not_null(s);
+  char *c = strdup(s);
+  tfq_pipeline_free(p);
+  return c;
+}
+static void expect_spec(const tfq_pipeline_options *o, const char *want) {
+  char *s = spec_of(o);
+  cr_assert_str_eq(s, want);
+  free(s);
+}
+/* The spec inferred for file `name` holding `text` (no header, ',' delimiter). */
+static void expect_inferred(const char *name, const char *text, const char *want) {
+  char *path = write_text(name, text);
+  tfq_pipeline_options *o = infer_opts(path);
+  expect_spec(o, want);
+  tfq_pipeline_options_free(o);
+  free(path);
+}
+
+Test(pipeline, columns_without_a_spec_are_inferred_int64_float64_and_string) {
+  char *f[1] = {write_rows("a.csv", 0, 300, 0)}; /* "i,<i/2>,s<i>" */
+  tfq_pipeline_options *o = infer_opts(f[0]);
+  tfq_pipeline_options_set_batch_size(o, 64);
+  tfq_pipeline *p = make(o);
+  cr_assert_str_eq(tfq_pipeline_columns_spec(p), "int64:0,float64:0.0,string:");
+  cr_assert_eq(tfq_pipeline_num_columns(p), 3);
+  const tfq_dtype want[3] = {TFQ_INT64, TFQ_DOUBLE, TFQ_STRING};
+  for (size_t i = 0; i < 3; i++) {
+    char nm[8];
+    snprintf(nm, sizeof nm, "c%zu", i);
+    cr_assert_eq(tfq_pipeline_column_dtype(p, i), want[i]);
+    cr_assert_str_eq(tfq_pipeline_column_name(p, i), nm);
+  }
+  int64_t n;
+  tfq_code end;
+  int64_t *ids = drain(p, 64, &n, &end); /* checks every value against the row's id */
+  cr_assert_eq(end, TFQ_OUT_OF_RANGE);
+  cr_assert_eq(n, 300);
+  for (int64_t i = 0; i < n; i++) cr_assert_eq(ids[i], i);
+  free(ids);
+  tfq_pipeline_free(p);
+  tfq_pipeline_options_free(o);
+  free(f[0]);
+}
+
+Test(pipeline, a_column_empty_in_some_rows_keeps_its_type_and_one_never_filled_is_a_string) {
+  char *path = write_text("e.csv", "1,,x,\n,2.5,,\n3,4,y,\n");
+  tfq_pipeline_options *o = infer_opts(path);
+  tfq_pipeline *p = make(o);
+  cr_assert_str_eq(tfq_pipeline_columns_spec(p), "int64:0,float64:0.0,string:,string:");
+  tfq_tuple *b;
+  OK(tfq_pipeline_next(p, &b, NULL));
+  const int64_t *c0 = tfq_tensor_cdata(tfq_tuple_get(b, 0));
+  const double *c1 = tfq_tensor_cdata(tfq_tuple_get(b, 1));
+  cr_assert(c0[0] == 1 && c0[1] == 0 && c0[2] == 3, "the empty int64 takes the default 0");
+  cr_assert(c1[0] == 0.0 && c1[1] == 2.5 && c1[2] == 4.0, "the empty float64 takes 0.0");
+  tfq_tuple_free(b);
+  tfq_pipeline_free(p);
+  tfq_pipeline_options_free(o);
+  free(path);
+}
+
+Test(pipeline, inference_follows_decode_csv_number_rules) {
+  /* c0 blanks and signs around integers: int64; c1 a hex float (the int parser is decimal
+   * only): float64; c2 nan, infinities and an overflow to inf: float64; c3 one past int64's
+   * range: float64; c4 "1_0" is no number: string; c5 a quoted integer (the quotes removed by
+   * decode_csv): int64; c6 "1." and ".5": float64; c7 blanks only: string */
+  expect_inferred("n.csv",
+                  " 12 ,0x1A,nan,9223372036854775808,1_0,\"12\",1.,  \n"
+                  "+7,1,-Infinity,1,2,3,.5, \n"
+                  "-3,2,1e400,5,3,4,7,\n",
+                  "int64:0,3*float64:0.0,string:,int64:0,float64:0.0,string:");
+}
+
+Test(pipeline, a_header_line_names_the_inferred_columns_as_tfq_cat_splits_it) {
+  char *f[1] = {write_rows("h.csv", 0, 20, 1)}; /* "id,half,name" */
+  tfq_pipeline_options *o = infer_opts(f[0]);
+  tfq_pipeline_options_set_header(o, 1);
+  tfq_pipeline *p = make(o);
+  cr_assert_str_eq(tfq_pipeline_columns_spec(p), "int64:0,float64:0.0,string:");
+  cr_assert_str_eq(tfq_pipeline_column_name(p, 0), "id");
+  cr_assert_str_eq(tfq_pipeline_column_name(p, 1), "half");
+  cr_assert_str_eq(tfq_pipeline_column_name(p, 2), "name");
+  int64_t n;
+  tfq_code end;
+  int64_t *ids = drain(p, 1000, &n, &end); /* the header is no record */
+  cr_assert_eq(n, 20);
+  free(ids);
+  tfq_pipeline_free(p);
+  tfq_pipeline_options_free(o);
+  /* a quoted field ends at its closing quote (the rest up to the delimiter dropped), "" is a
+   * quote, an unquoted field is taken as it is, a trailing delimiter makes an empty name; with
+   * two skipped lines the first names the columns */
+  char *q = write_text("q.csv", "id,\"a,b\",c\"\"d,\"e\"\"f\"g,\"h\",\nskip me\n1,2,3,4,5,6\n");
+  o = infer_opts(q);
+  tfq_pipeline_options_set_header(o, 1);
+  tfq_pipeline_options_set_skip_header_lines(o, 2);
+  p = make(o);
+  cr_assert_str_eq(tfq_pipeline_columns_spec(p), "6*int64:0");
+  const char *want[6] = {"id", "a,b", "c\"\"d", "e\"f", "h", ""};
+  for (size_t i = 0; i < 6; i++) cr_assert_str_eq(tfq_pipeline_column_name(p, i), want[i]);
+  tfq_pipeline_free(p);
+  /* select_cols: the kept fields' names and types */
+  const int64_t sel[2] = {1, 3};
+  OK(tfq_pipeline_options_set_select_cols(o, sel, 2, NULL));
+  p = make(o);
+  cr_assert_str_eq(tfq_pipeline_columns_spec(p), "int64:0,int64:0");
+  cr_assert_eq(tfq_pipeline_num_columns(p), 2);
+  cr_assert_str_eq(tfq_pipeline_column_name(p, 0), "a,b");
+  cr_assert_str_eq(tfq_pipeline_column_name(p, 1), "e\"f");
+  tfq_pipeline_free(p);
+  tfq_pipeline_options_free(o);
+  free(q);
+  free(f[0]);
+}
+
+/* A file of `rows` rows of `cols` fields "1", except "x" at (bad_row, bad_col). */
+static char *write_wide(const char *name, int cols, int rows, int bad_row, int bad_col) {
+  size_t cap = (size_t)cols * 2 * (size_t)rows + 16, n = 0;
+  char *t = malloc(cap);
+  for (int r = 0; r < rows; r++)
+    for (int c = 0; c < cols; c++) {
+      t[n++] = r == bad_row && c == bad_col ? 'x' : '1';
+      t[n++] = c + 1 < cols ? ',' : '\n';
+    }
+  char *path = write_bytes(name, t, n);
+  free(t);
+  return path;
+}
+static void expect_wide(int cols, int rows, int bad_row, const char *want) {
+  char *path = write_wide("w.csv", cols, rows, bad_row, 7);
+  tfq_pipeline_options *o = infer_opts(path);
+  char *s = spec_of(o);
+  cr_assert_str_eq(s, want, "%d columns, 'x' in record %d: %s", cols, bad_row, s);
+  free(s);
+  tfq_pipeline_options_free(o);
+  free(path);
+}
+
+Test(pipeline, wide_rows_are_sampled_by_values_within_tfq_cats_bounds) {
+  /* 2^17 values' worth of records, at most 100 and at least 10: 1310 fields keep 100 records,
+   * 1311 fields 99, 20000 fields 10 */
+  expect_wide(1310, 101, 99, "7*int64:0,string:,1302*int64:0");
+  expect_wide(1310, 101, 100, "1310*int64:0");
+  expect_wide(1311, 101, 98, "7*int64:0,string:,1303*int64:0");
+  expect_wide(1311, 101, 99, "1311*int64:0");
+  expect_wide(20000, 11, 9, "7*int64:0,string:,19992*int64:0");
+  expect_wide(20000, 11, 10, "20000*int64:0");
+}
+
+Test(pipeline, infer_rows_sets_the_sample_size) {
+  char *path = write_wide("r.csv", 8, 300, 150, 7);
+  tfq_pipeline_options *o = infer_opts(path);
+  expect_spec(o, "8*int64:0"); /* the default: 100 records */
+  tfq_pipeline_options_set_infer_rows(o, 151);
+  expect_spec(o, "7*int64:0,string:");
+  tfq_pipeline_options_set_infer_rows(o, 150);
+  expect_spec(o, "8*int64:0");
+  tfq_pipeline_options_free(o);
+  free(path);
+  /* wide rows: exactly the records asked for, not fewer */
+  path = write_wide("r2.csv", 20000, 12, 11, 7);
+  o = infer_opts(path);
+  expect_spec(o, "20000*int64:0");
+  tfq_pipeline_options_set_infer_rows(o, 12);
+  expect_spec(o, "7*int64:0,string:,19992*int64:0");
+  tfq_pipeline_options_free(o);
+  free(path);
+}
+
+Test(pipeline, gzip_input_is_inferred_through_the_reader) {
+  char text[4096];
+  size_t n = 0;
+  n += (size_t)snprintf(text + n, sizeof text - n, "k,v,w\n");
+  for (int i = 0; i < 150; i++)
+    n += (size_t)snprintf(text + n, sizeof text - n, "%d,%d.25,%s\n", i, i, i % 2 ? "a" : "");
+  size_t zn;
+  unsigned char *z = test_deflate(text, n, 31, &zn);
+  cr_assert_not_null(z);
+  char *path = write_bytes("g.csv.gz", z, zn);
+  free(z);
+  tfq_pipeline_options *o = infer_opts(path); /* compression AUTO */
+  tfq_pipeline_options_set_header(o, 1);
+  tfq_pipeline *p = make(o);
+  cr_assert_str_eq(tfq_pipeline_columns_spec(p), "int64:0,float64:0.0,string:");
+  cr_assert_str_eq(tfq_pipeline_column_name(p, 2), "w");
+  tfq_tuple *b;
+  OK(tfq_pipeline_next(p, &b, NULL));
+  cr_assert_eq(tfq_tensor_dim(tfq_tuple_get(b, 0), 0), 150);
+  cr_assert_eq(((const double *)tfq_tensor_cdata(tfq_tuple_get(b, 1)))[149], 149.25);
+  tfq_tuple_free(b);
+  tfq_pipeline_free(p);
+  tfq_pipeline_options_free(o);
+  free(path);
+}
+
+Test(pipeline, a_record_decode_csv_rejects_ends_the_sample) {
+  /* record 2 has one field of 2: the sample is records 0 and 1 ("x" after it is not seen) */
+  expect_inferred("bad.csv", "1,a\n2,b\nbad\nx,c\n", "int64:0,string:");
+  /* record 1's quote inside an unquoted field: the sample is record 0 */
+  expect_inferred("quote.csv", "1,2\n3,x\"y\nz,4\n", "int64:0,int64:0");
+  /* quoted fields holding the delimiter and quotes split as decode_csv splits them */
+  expect_inferred("quoted.csv", "\"1\",\"a,b\"\n\"2\",\"c\"\"d\"\n", "int64:0,string:");
+}
+
+Test(pipeline, an_empty_file_infers_one_string_column) {
+  expect_inferred("empty.csv", "", "string:");
+  char *path = write_text("empty2.csv", "");
+  tfq_pipeline_options *o = infer_opts(path);
+  tfq_pipeline_options_set_header(o, 1); /* no header line: c0 */
+  tfq_pipeline *p = make(o);
+  cr_assert_str_eq(tfq_pipeline_columns_spec(p), "string:");
+  cr_assert_str_eq(tfq_pipeline_column_name(p, 0), "c0");
+  tfq_tuple *b;
+  cr_assert_eq(tfq_pipeline_next(p, &b, NULL), TFQ_OUT_OF_RANGE);
+  tfq_pipeline_free(p);
+  const int64_t sel[3] = {0, 2, 5};
+  OK(tfq_pipeline_options_set_select_cols(o, sel, 3, NULL));
+  expect_spec(o, "3*string:");
+  tfq_pipeline_options_free(o);
+  free(path);
+}
+
+Test(pipeline, the_sample_file_stands_in_for_the_first_input) {
+  char *f[1] = {write_rows("in.csv", 0, 400, 1)};
+  /* a prefix saved aside, as a tool saves standard input's, with its own header line */
+  char prefix[2048];
+  size_t n = (size_t)snprintf(prefix, sizeof prefix, "sa,sb,sc\n");
+  for (int i = 0; i < 30; i++)
+    n += (size_t)snprintf(prefix + n, sizeof prefix - n, "%d,%d.5,s\n", i, i);
+  char *sample = write_bytes("prefix", prefix, n);
+  tfq_pipeline_options *o = infer_opts(f[0]);
+  tfq_pipeline_options_set_header(o, 1);
+  OK(tfq_pipeline_options_set_sample_file(o, sample, NULL));
+  tfq_pipeline *p = make(o);
+  cr_assert_str_eq(tfq_pipeline_columns_spec(p), "int64:0,float64:0.0,string:");
+  cr_assert_str_eq(tfq_pipeline_column_name(p, 0), "sa");
+  cr_assert_str_eq(tfq_pipeline_column_name(p, 2), "sc");
+  int64_t k;
+  tfq_code end;
+  int64_t *ids = drain(p, 1000, &k, &end); /* the input itself is read */
+  cr_assert_eq(k, 400);
+  free(ids);
+  tfq_pipeline_free(p);
+  /* a gzip prefix cut short: the sample ends there, silently */
+  size_t zn;
+  unsigned char *z = test_deflate(prefix, n, 31, &zn);
+  char *cut = write_bytes("prefix.gz", z, zn / 2);
+  free(z);
+  OK(tfq_pipeline_options_set_sample_file(o, cut, NULL));
+  p = make(o);
+  cr_assert_str_eq(tfq_pipeline_columns_spec(p), "int64:0,float64:0.0,string:");
+  cr_assert_str_eq(tfq_pipeline_column_name(p, 1), "sb");
+  tfq_pipeline_free(p);
+  tfq_pipeline_options_free(o);
+  free(cut);
+  free(sample);
+  free(f[0]);
+}
+
+/* Whether tuples a and b hold the same columns, element for element. */
+static void assert_same_batch(tfq_tuple *a, tfq_tuple *b) {
+  cr_assert_eq(tfq_tuple_size(a), tfq_tuple_size(b));
+  for (size_t c = 0; c < tfq_tuple_size(a); c++) {
+    tfq_tensor *x = tfq_tuple_get(a, c), *y = tfq_tuple_get(b, c);
+    cr_assert_eq(tfq_tensor_dtype(x), tfq_tensor_dtype(y), "column %zu", c);
+    int64_t n = tfq_tensor_num_elements(x);
+    cr_assert_eq(n, tfq_tensor_num_elements(y), "column %zu", c);
+    if (tfq_tensor_dtype(x) != TFQ_STRING) {
+      size_t bytes = (size_t)n * tfq_dtype_size(tfq_tensor_dtype(x));
+      cr_assert_eq(memcmp(tfq_tensor_cdata(x), tfq_tensor_cdata(y), bytes), 0, "column %zu", c);
+      continue;
+    }
+    for (int64_t i = 0; i < n; i++) {
+      size_t lx, ly;
+      const char *sx = tfq_tensor_string(x, i, &lx), *sy = tfq_tensor_string(y, i, &ly);
+      cr_assert(lx == ly && !memcmp(sx, sy, lx), "column %zu row %lld", c, (long long)i);
+    }
+  }
+}
+
+/* Runs `o` with and without the spec of its first pipeline: the same batches. */
+static void assert_round_trip(tfq_pipeline_options *o, const char *want) {
+  tfq_pipeline *p = make(o);
+  const char *spec = tfq_pipeline_columns_spec(p);
+  cr_assert_str_eq(spec, want);
+  OK(tfq_pipeline_options_set_columns(o, spec, NULL));
+  tfq_pipeline *q = make(o);
+  cr_assert_str_eq(tfq_pipeline_columns_spec(q), spec);
+  tfq_tuple *a, *b;
+  tfq_code ca, cb;
+  int batches = 0;
+  while ((ca = tfq_pipeline_next(p, &a, NULL)) == TFQ_OK) {
+    cr_assert_eq(cb = tfq_pipeline_next(q, &b, NULL), TFQ_OK);
+    assert_same_batch(a, b);
+    tfq_tuple_free(a);
+    tfq_tuple_free(b);
+    batches++;
+  }
+  cr_assert_eq(ca, TFQ_OUT_OF_RANGE);
+  cr_assert_eq(tfq_pipeline_next(q, &b, NULL), TFQ_OUT_OF_RANGE);
+  cr_assert_gt(batches, 1);
+  tfq_pipeline_free(q);
+  tfq_pipeline_free(p);
+}
+
+Test(pipeline, the_columns_spec_round_trips_through_set_columns) {
+  char text[16384];
+  size_t n = 0;
+  for (int i = 0; i < 200; i++)
+    n += (size_t)snprintf(text + n, sizeof text - n, "%d,%d,%d,%s,%g,%d.5,-%d,\"s,%d\",%s,\n", i,
+                          -i, i * 3, i % 7 ? "1e3" : "nan", i / 4.0, i, i, i, i % 3 ? "" : "t");
+  char *path = write_bytes("rt.csv", text, n);
+  tfq_pipeline_options *o = infer_opts(path);
+  tfq_pipeline_options_set_batch_size(o, 64);
+  tfq_pipeline_options_set_seed(o, 3);
+  tfq_pipeline_options_set_shuffle(o, 1);
+  tfq_pipeline_options_set_deterministic(o, 1); /* the same shuffled batches twice */
+  tfq_pipeline_options_set_num_threads(o, 0);
+  assert_round_trip(o, "3*int64:0,3*float64:0.0,int64:0,3*string:");
+  /* given columns come back in the same form: canonical names, runs, defaults as given */
+  OK(tfq_pipeline_options_set_columns(
+      o, "int,long,long,double:-1.5,double:-1.5,float,str:\"a,\"\"b\",str:x,string:x,str:x", NULL));
+  assert_round_trip(o,
+                    "int32,int64,int64,float64:-1.5,float64:-1.5,float32,string:\"a,\"\"b\","
+                    "3*string:x");
+  tfq_pipeline_options_free(o);
+  free(path);
+}
+
+/* The specs tfq-cat's golden tests hold (tests/cli/run_cli_tests.py), on the same files. */
+Test(pipeline, inferred_specs_equal_tfq_cats_golden_ones) {
+  /* infer_mixed (tests/cli/golden/infer_mixed.err) */
+  expect_inferred("mixed.csv", "1,1.5,x,,7\n2,2,y,,\n-3,1e3,z,,8\n",
+                  "int64:0,float64:0.0,string:,string:,int64:0");
+  /* inferred_spec and select_cols_infer: the iris data's first lines */
+  const char *iris =
+      "sepal_length,sepal_width,petal_length,petal_width,species\n"
+      "5.1,3.5,1.4,0.2,setosa\n4.9,3.0,1.4,0.2,setosa\n7.0,3.2,4.7,1.4,versicolor\n"
+      "6.3,3.3,6.0,2.5,virginica\n";
+  char *path = write_text("iris.csv", iris);
+  tfq_pipeline_options *o = infer_opts(path);
+  tfq_pipeline_options_set_header(o, 1);
+  expect_spec(o, "4*float64:0.0,string:");
+  const int64_t sel[2] = {0, 4};
+  OK(tfq_pipeline_options_set_select_cols(o, sel, 2, NULL));
+  expect_spec(o, "float64:0.0,string:");
+  tfq_pipeline_options_free(o);
+  free(path);
+  /* infer_repeat_spec: _wide_mixed(), 20 rows of 3 int, 2 string, 3000 float, 1 string, 2 int,
+   * 1 float and 1500 string columns */
+  const char *kinds = "iiissfsiifs";
+  const int counts[] = {1, 1, 1, 1, 1, 3000, 1, 1, 1, 1, 1500};
+  char *text = malloc(20 * 4509 * 12 + 1);
+  size_t n = 0;
+  for (int r = 0; r < 20; r++) {
+    int c = 0;
+    for (int k = 0; k < 11; k++)
+      for (int j = 0; j < counts[k]; j++, c++) {
+        if (c) text[n++] = ',';
+        if (kinds[k] == 'i')
+          n += (size_t)sprintf(text + n, "%d", r * 7 - c);
+        else if (kinds[k] == 'f')
+          n += (size_t)sprintf(text + n, "%d.%02d", c - r, (r * 13 + c) % 100);
+        else if ((r + c) % 5)
+          n += (size_t)sprintf(text + n, "w%d", r + c);
+      }
+    text[n++] = '\n';
+  }
+  text[n] = '\0';
+  expect_inferred("wide_mixed.csv", text,
+                  "3*int64:0,string:,string:,3000*float64:0.0,string:,int64:0,int64:0,"
+                  "float64:0.0,1500*string:");
+  free(text);
+}
+
+/* The spec tfq-cat (built beside this suite) prints for `path` with extra options, or NULL when
+ * there is no tfq-cat here. */
+static char *tfq_cat_spec(const char *path, const char *args) {
+  char exe[1024], cmd[4096], line[65536];
+  ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 32);
+  if (k <= 0) return NULL;
+  exe[k] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (!slash) return NULL;
+  strcpy(slash, "/../../tools/tfq-cat");
+  if (access(exe, X_OK) != 0) return NULL;
+  snprintf(cmd, sizeof cmd, "'%s' -f csv -n 1 -o none --no-shuffle %s '%s' 2>&1 >/dev/null", exe,
+           args, path);
+  FILE *f = popen(cmd, "r");
+  cr_assert_not_null(f);
+  char *spec = NULL;
+  const char *tag = "tfq-cat: inferred -d '";
+  while (fgets(line, sizeof line, f))
+    if (!spec && strncmp(line, tag, strlen(tag)) == 0) {
+      spec = strdup(line + strlen(tag));
+      char *end = strrchr(spec, '\'');
+      cr_assert_not_null(end, "%s", line);
+      *end = '\0';
+    }
+  pclose(f);
+  cr_assert_not_null(spec, "tfq-cat printed no inferred -d for %s", path);
+  return spec;
+}
+
+Test(pipeline, inferred_specs_equal_what_tfq_cat_prints) {
+  struct {
+    const char *text, *args;
+    int header;
+  } cases[] = {
+      {"1,1.5,x,,7\n2,2,y,,\n-3,1e3,z,,8\n", "", 0},
+      {" 12 ,0x1A,nan,\"3\",1_0\n+7,1,inf,4,2\n", "", 0},
+      {"a,b,c,d\n1,\"x,y\",2.5,\n3,\"p\"\"q\",4,\nbad\n5,6,7,8\n", "--skip-header-lines=1", 1},
+      {"a;b;c\n1;2;3\n4;x;6\n", "--skip-header-lines=1 --field-delim=';'", 1},
+      {"1,2,3,4,5,6\n7,8,9,x,y,z\n", "--select-cols=1,3,4", 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "cat%zu.csv", i);
+    char *path = write_text(name, cases[i].text);
+    char *want = tfq_cat_spec(path, cases[i].args);
+    /* tfq-cat is always built beside this suite (tools/): missing is a failure, never a skip */
+    cr_assert_not_null(want, "tfq-cat is not built beside this suite (%s)", path);
+    tfq_pipeline_options *o = infer_opts(path);
+    tfq_pipeline_options_set_header(o, cases[i].header);
+    if (strstr(cases[i].args, "';'")) tfq_pipeline_options_set_field_delim(o, ';');
+    if (strstr(cases[i].args, "select")) {
+      const int64_t sel[3] = {1, 3, 4};
+      OK(tfq_pipeline_options_set_select_cols(o, sel, 3, NULL));
+    }
+    expect_spec(o, want);
+    free(want);
+    tfq_pipeline_options_free(o);
+    free(path);
+  }
 }

@@ -1,0 +1,296 @@
+/* Decoding a read step into parts: runs of good records, and each bad record on its own with its
+ * place and TF's message for it alone, in input order (pipeline_internal.h); CSV lines decoded
+ * where they lie in the reader's buffer. */
+#include <string.h>
+
+#include "../csv/csv_shared.h"
+#include "../readers/readers_shared.h"
+#include "pipeline_internal.h"
+
+/* ---- parts ---- */
+
+pl_part *pl_part_new(int kind) {
+  pl_part *q = tfq__calloc(1, sizeof *q);
+  if (q) {
+    q->kind = kind;
+    q->refs = 1;
+    q->line = q->offset = -1;
+  }
+  return q;
+}
+
+void pl_part_free(pl_part *q, size_t ncols) {
+  if (!q) return;
+  for (size_t i = 0; q->cols && i < ncols; i++) tfq_tensor_free(q->cols[i]);
+  tfq_free(q->cols);
+  tfq_free(q->where);
+  tfq_free(q->reason);
+  tfq_free(q->file);
+  tfq_free(q);
+}
+
+pl_part *pl_part_bad(const tfq_status *s, const char *where, int fatal) {
+  pl_part *q = pl_part_new(PART_BAD);
+  if (!q) return NULL;
+  q->code = tfq_status_code(s);
+  q->fatal = fatal;
+  q->where = tfq__strdup(where ? where : "");
+  q->reason = tfq__strdup(tfq_status_reason(s));
+  q->file = tfq__strdup(tfq_status_file(s));
+  q->line = tfq_status_line(s);
+  q->offset = tfq_status_offset(s);
+  if (!q->where || !q->reason || !q->file) {
+    pl_part_free(q, 0);
+    return NULL;
+  }
+  return q;
+}
+
+void pl_chunk_add(pl_chunk *c, pl_part *q) {
+  if (c->tail)
+    c->tail->next = q;
+  else
+    c->head = q;
+  c->tail = q;
+}
+
+/* The lines of a span as (pointer, length) pairs, as a TextLineReader gives them ('\n' and a
+ * '\r' before it dropped). */
+static tfq_code span_lines(pl_step *in, tfq_status *st) {
+  int64_t n = in->n;
+  in->ptrs = tfq_malloc((size_t)(n ? n : 1) * sizeof *in->ptrs);
+  in->lens = tfq_malloc((size_t)(n ? n : 1) * sizeof *in->lens);
+  if (!in->ptrs || !in->lens) return TFQ__OOM(st);
+  const char *q = in->span, *e = in->span + in->span_len;
+  for (int64_t i = 0; i < n; i++) {
+    const char *nl = memchr(q, '\n', (size_t)(e - q));
+    size_t len = (size_t)(nl - q);
+    if (len && q[len - 1] == '\r') len--;
+    in->ptrs[i] = q;
+    in->lens[i] = len;
+    q = nl + 1;
+  }
+  return TFQ_OK;
+}
+
+/* A span decoded at once (every line good): 1 with the part added to `c`; 0 for the line-by-line
+ * path (a bad line, which decode_range finds and reports); -1 out of memory. */
+static int decode_span(tfq_pipeline *p, pl_step *in, pl_chunk *c, tfq_status *st) {
+  tfq_tuple *cols = NULL;
+  pl_part *q = pl_part_new(PART_RECORDS);
+  tfq_status s;
+  tfq__status_ok(&s);
+  size_t count = 0, used = 0;
+  /* string fields as views of the reader's buffer while the shuffle buffer is small: its rows
+   * keep their read buffers alive (about ten times the pool's own bytes); larger pools copy */
+  tfq_tensor *views = p->capacity <= PL_VIEW_CAPACITY ? in->holder : NULL;
+  tfq_code rc = q && (q->cols = tfq__calloc(p->ncols, sizeof *q->cols)) ? TFQ_OK : TFQ__OOM(&s);
+  if (!rc) rc = tfq_tuple_new(p->ncols, &cols, &s);
+  if (!rc)
+    rc = tfq__decode_csv_span(p->csv, in->span, in->span_len, views, (size_t)in->n, cols, NULL,
+                              &count, &used, &s);
+  if (rc || count != (size_t)in->n) {
+    tfq_tuple_free(cols);
+    pl_part_free(q, p->ncols);
+    if (rc != TFQ_RESOURCE_EXHAUSTED) return 0;
+    tfq_status_set(st, rc, "out of memory");
+    return -1;
+  }
+  for (size_t i = 0; i < p->ncols; i++) q->cols[i] = tfq_tensor_ref(tfq_tuple_get(cols, i));
+  tfq_tuple_free(cols);
+  q->n = in->n;
+  pl_chunk_add(c, q);
+  return 1;
+}
+
+/* The keys of a step whose lines came from the buffer. */
+static tfq_code in_keys(pl_step *in, tfq_status *st) {
+  if (in->keys) return TFQ_OK;
+  return tfq__reader_line_keys(in->work, in->work_len, in->first, in->n, &in->keys, st);
+}
+
+/* A string tensor of rows lo..hi of `t` (a new reference to `t` for the whole of it). */
+static tfq_tensor *slice_strings(tfq_tensor *t, int64_t lo, int64_t hi, const int64_t *rows) {
+  int64_t n = rows ? hi : hi - lo;
+  if (!rows && lo == 0 && hi == tfq_tensor_num_elements(t)) return tfq_tensor_ref(t);
+  tfq_tensor *o;
+  if (tfq_tensor_new(TFQ_STRING, &n, 1, &o, NULL)) return NULL;
+  for (int64_t i = 0; i < n; i++) {
+    size_t len;
+    const char *b = tfq_tensor_string(t, rows ? rows[i] : lo + i, &len);
+    if (tfq_tensor_set_string(o, i, b, len, NULL)) {
+      tfq_tensor_free(o);
+      return NULL;
+    }
+  }
+  return o;
+}
+
+/* Decodes rows [lo, hi) of `in` (all good): a part, or the status of the decoder. */
+static tfq_code decode_rows(tfq_pipeline *p, pl_step *in, int64_t lo, int64_t hi, pl_part **out,
+                            tfq_status *st) {
+  pl_part *q = pl_part_new(PART_RECORDS);
+  if (!q || !(q->cols = tfq__calloc(p->ncols, sizeof *q->cols))) {
+    pl_part_free(q, 0);
+    return TFQ__OOM(st);
+  }
+  q->n = hi - lo;
+  size_t nd = p->ncols - (size_t)p->o.keys;
+  tfq_code rc = TFQ_OK;
+  if (p->o.format == TFQ_FORMAT_CSV) {
+    tfq_tuple *t;
+    rc = tfq_decode_csv_lines(p->csv, in->ptrs + lo, in->lens + lo, (size_t)(hi - lo), &t, st);
+    if (!rc) {
+      for (size_t i = 0; i < nd; i++) q->cols[i] = tfq_tensor_ref(tfq_tuple_get(t, i));
+      tfq_tuple_free(t);
+    }
+  } else if (p->o.format == TFQ_FORMAT_EXAMPLES) {
+    tfq_example_result *r;
+    rc = tfq_parse_example_strings(p->o.features, in->ptrs + lo, in->lens + lo, hi - lo, NULL, NULL,
+                                   &r, st);
+    if (!rc) {
+      for (size_t i = 0; i < nd; i++) q->cols[i] = tfq_tensor_ref(tfq_example_result_dense(r, i));
+      tfq_example_result_free(r);
+    }
+  } else {
+    if (!(q->cols[0] = slice_strings(in->values, lo, hi, NULL))) rc = TFQ__OOM(st);
+  }
+  if (!rc && p->o.keys &&
+      (in_keys(in, st) || !(q->cols[nd] = slice_strings(in->keys, lo, hi, NULL))))
+    rc = TFQ__OOM(st);
+  if (rc) {
+    pl_part_free(q, p->ncols);
+    return rc;
+  }
+  *out = q;
+  return TFQ_OK;
+}
+
+/* A bad record: row `row`, with the decoder's message for it alone. */
+static tfq_code bad_row(tfq_pipeline *p, pl_step *in, int64_t row, pl_chunk *c, tfq_status *st) {
+  pl_part *q = NULL;
+  tfq_status s;
+  tfq__status_ok(&s);
+  tfq_code rc = decode_rows(p, in, row, row + 1, &q, &s);
+  if (rc == TFQ_OK) { /* good alone (cannot happen with a deterministic decoder) */
+    pl_chunk_add(c, q);
+    return TFQ_OK;
+  }
+  if (rc == TFQ_RESOURCE_EXHAUSTED) return tfq_status_set(st, rc, "out of memory");
+  if (in_keys(in, st)) return TFQ__OOM(st);
+  size_t klen;
+  const char *key = tfq_tensor_string(in->keys, row, &klen);
+  size_t flen;
+  int64_t num;
+  char where[TFQ__FILE_CAP + 32];
+  int text = p->kind == TFQ_READER_TEXT_LINE;
+  if (tfq_reader_key_split(key, klen, &flen, &num)) {
+    /* lines: "<file>:<line>"; records: "<file>:<record number in the file, from 0>" (the key's
+     * number, a TFRecord's byte offset, goes to the status's offset) */
+    int64_t recno = in->base + (in->rowmap ? in->rowmap[row] : row);
+    snprintf(where, sizeof where, "%.*s:%lld", (int)flen, key, (long long)(text ? num : recno));
+    tfq_status_set_location(&s, key, flen, text ? -1 : num, text ? num : -1);
+  } else {
+    snprintf(where, sizeof where, "%.*s", (int)klen, key);
+  }
+  q = pl_part_bad(&s, where, 0);
+  if (!q) return TFQ__OOM(st);
+  pl_chunk_add(c, q);
+  return TFQ_OK;
+}
+
+/* Decodes rows [lo, hi): runs of good rows as parts, each bad row as its own part. */
+static tfq_code decode_range(tfq_pipeline *p, pl_step *in, int64_t lo, int64_t hi, pl_chunk *c,
+                             tfq_status *st) {
+  while (lo < hi) {
+    pl_part *q;
+    tfq_status s;
+    tfq__status_ok(&s);
+    tfq_code rc = decode_rows(p, in, lo, hi, &q, &s);
+    if (rc == TFQ_OK) {
+      pl_chunk_add(c, q);
+      return TFQ_OK;
+    }
+    if (rc == TFQ_RESOURCE_EXHAUSTED) return tfq_status_set(st, rc, "out of memory");
+    int64_t j = tfq_status_record(&s);
+    if (j < 0 || j >= hi - lo) { /* no index: halve */
+      if (hi - lo == 1) return bad_row(p, in, lo, c, st);
+      int64_t mid = lo + (hi - lo) / 2;
+      if ((rc = decode_range(p, in, lo, mid, c, st))) return rc;
+      lo = mid;
+      continue;
+    }
+    if (j > 0 && (rc = decode_range(p, in, lo, lo + j, c, st))) return rc;
+    if ((rc = bad_row(p, in, lo + j, c, st))) return rc;
+    lo += j + 1;
+  }
+  return TFQ_OK;
+}
+
+tfq_code pl_produce(tfq_pipeline *p, pl_chunk *c, tfq_status *st) {
+  pl_step in = {0};
+  int64_t base = 0;
+  tfq__lock(&p->src_mu);
+  c->seq = p->src.next_seq++;
+  tfq_code rc = pl_read_step(p, c, &in, &base, st);
+  tfq__unlock(&p->src_mu);
+  if (!rc && in.holder) { /* CSV lines in the reader's buffer */
+    atomic_fetch_add(&p->records_read, in.n);
+    atomic_fetch_add(&p->bytes_read, (int64_t)in.span_len - in.n); /* without the '\n's */
+    in.base = base;
+    int d = decode_span(p, &in, c, st);
+    if (d == 0) {
+      rc = span_lines(&in, st);
+      if (!rc) rc = decode_range(p, &in, 0, in.n, c, st);
+    } else if (d < 0) {
+      rc = TFQ_RESOURCE_EXHAUSTED;
+    }
+    tfq_free(in.ptrs);
+    tfq_free(in.lens);
+    tfq_tensor_free(in.keys);
+    tfq_tensor_free(in.holder);
+    return rc;
+  }
+  if (rc || !in.values) return rc;
+  int64_t n = in.n, bytes = 0;
+  in.base = base;
+  if (p->o.shard_n > 1 && !p->shard_files) { /* shard by record number in the file */
+    int64_t *rows = tfq_malloc((size_t)(n ? n : 1) * sizeof *rows), m = 0;
+    if (!rows || in_keys(&in, st)) rc = TFQ__OOM(st);
+    for (int64_t r = 0; !rc && r < n; r++)
+      if ((base + r) % p->o.shard_n == p->o.shard_i) rows[m++] = r;
+    tfq_tensor *k = NULL, *v = NULL;
+    if (!rc &&
+        (!(k = slice_strings(in.keys, 0, m, rows)) || !(v = slice_strings(in.values, 0, m, rows))))
+      rc = TFQ__OOM(st);
+    in.rowmap = rows;
+    tfq_tensor_free(in.keys);
+    tfq_tensor_free(in.values);
+    in.keys = k;
+    in.values = v;
+    in.n = n = m;
+  }
+  if (!rc) {
+    in.ptrs = tfq_malloc((size_t)(n ? n : 1) * sizeof *in.ptrs);
+    in.lens = tfq_malloc((size_t)(n ? n : 1) * sizeof *in.lens);
+    if (!in.ptrs || !in.lens) rc = TFQ__OOM(st);
+    const tfq__str *v = in.values ? tfq__strs(in.values) : NULL;
+    for (int64_t i = 0; !rc && i < n; i++) {
+      in.ptrs[i] = v[i].p;
+      in.lens[i] = v[i].len;
+      bytes += (int64_t)v[i].len;
+    }
+  }
+  atomic_fetch_add(&p->records_read, n);
+  atomic_fetch_add(&p->bytes_read, bytes);
+  if (!rc) rc = decode_range(p, &in, 0, n, c, st);
+  tfq_free(in.ptrs);
+  tfq_free(in.lens);
+  tfq_free(in.rowmap);
+  tfq_tensor_free(in.keys);
+  if (in.work)
+    pl_recycle_lines(p, in.values);
+  else
+    tfq_tensor_free(in.values);
+  return rc;
+}
