@@ -24,6 +24,9 @@ Steps (each a program of bench/, its output kept in bench/out/logs/):
         topologies, the C limit feeder, the best Python feeder, TF1 in-graph, tf.data and
         TensorFlowOnSpark-style feeding; interleaved rounds on one cluster; only when
         tools/tfq-feed was built with the tensorflow feature);
+  WP    bench/bench_pipeline.py (issue #38: tfq_pipeline against tfq-cat's pipeline on the mixed
+        set, 1 and 2 readers, free-running and deterministic; the checkpoint of a full buffer;
+        11 interleaved rounds, --quick 5);
   EX    bench/bench_example.py (issue #17: tf.train.Example parsing, batch and single path, against
         TF's parse_example on 1 thread; the TFRecord -> parse_example -> shuffle_batch pipeline
         against TF1's queue pipeline and tf.data; medians of interleaved runs).
@@ -37,7 +40,7 @@ CsvDataset in round 1, W2's tf.data in rounds 1-2 (--quick: 1).  W4 (bench_e2e),
 (bench_dist.py), the mixed set (bench_mixed.py: 15 rounds, --quick 5) and EX (bench_example.py)
 interleave their own rounds; the targets say "median of N interleaved rounds, range a-b".
 Figures never fail the command: a step that fails is recorded (status, log) and its rows are
-missing ("n/a" in the table).  --only takes W0..W6, feed and EX, or the parts W3lat (bench_queue_lat
+missing ("n/a" in the table).  --only takes W0..W6, WM, WP, feed and EX, or the parts W3lat (bench_queue_lat
 and its peers only), W2tfdata (the tf.data 2-thread peer only) and W4threads (1 and 4 readers only).  The exit status is nonzero only when a benchmark's own correctness
 check fails (a checksum mismatch) or the data cannot be generated."""
 import argparse
@@ -60,6 +63,7 @@ EXPECTED_SETS = {"D1": (1000000, "0xD1D1D1D1"), "D2": (10000000, "0xD2D2D2D2"),
                  "D3": (20000, "0xD3D3D3D3"), "D4": (1000000, "0xD4D4D4D4"),
                  "D5": (1000000, "0xD1D1D1D1"), "DM": (700000, "0xDDDDDDDD")}
 WM = "W1/W4 mixed set DM (issue #18)"
+WP = "tfq_pipeline on the mixed set DM (issue #38)"
 
 
 # ---- machine ------------------------------------------------------------------------------------
@@ -494,6 +498,30 @@ def wm_mixed(run, build, data):
         run.checks_failed.append("mixed-set check failed (see the WM-mixed log)")
 
 
+def wp_pipeline(run, build, data):
+    """Issue #38: tfq_pipeline against tfq-cat's pipeline on the mixed set, and the checkpoint of
+    a full 10,000-record buffer (bench/bench_pipeline.py, medians of interleaved rounds)."""
+    out = run.step("WP-pipeline", [PY, os.path.join(ROOT, "bench", "bench_pipeline.py"), "--build",
+                                   build, "--data", data, "--runs",
+                                   "5" if run.quick else "11"], timeout=1800)
+    for r in json_rows(out):
+        if r.get("bench") == "pipeline":
+            run.add(WP, r["impl"], "throughput", r["mb_per_s"], "MB/s",
+                    "tfq" if r["impl"].startswith("pl") else "peer",
+                    mb_per_s_cpu=r["mb_per_s_cpu"], mb_per_s_min=r["mb_per_s_min"],
+                    mb_per_s_max=r["mb_per_s_max"], runs=r["runs"])
+        elif r.get("bench") == "pipeline-target":
+            run.add(WP + " ratios", r["what"], "ratio", r["value"], "x", "info", min=r["min"],
+                    max=r["max"], bound=r["bound"])
+        elif r.get("bench") == "pipeline-checkpoint":
+            run.add(WP + " checkpoint", "state of a full 10,000-record buffer", "bytes",
+                    r["state_bytes"], "B", "info", save_ms_median=r["save_ms_median"])
+            run.add(WP + " checkpoint", "save time, median of 21", "ms", r["save_ms_median"], "ms",
+                    "info")
+    if "CHECK FAILED" in out:
+        run.checks_failed.append("pipeline check failed (see the WP-pipeline log)")
+
+
 def w2_decode(run, build, data, main=True):
     """W2, interleaved rounds (ROUNDS, --quick ROUNDS_QUICK; issue #18), per round and data set
     (D1, then D5): bench_decode_mt --runs 1 --threads 1,2 (tfq 1 thread, then 2 threads: the
@@ -908,6 +936,9 @@ def targets(rows):
     sh_ = find(rows, WM, "shuffle")
     add("#18", "DM shuffled pipeline allocations per record (tfq-cat --stats)",
         sh_.get("allocs_per_record") if sh_ else None, 0.05, False)
+    for r in rows_of(rows, WP + " ratios"):
+        add("#38", r["impl"] + " (median, range %.2f-%.2f)" % (r["min"], r["max"]), r["value"],
+            r["bound"])
     for w, what in (("parse-batch", "parse_example (batch path)"),
                     ("parse-single", "parse_single_example (single path)")):
         et, ep = find(rows, EXW[w], "tfq"), find(rows, EXW[w], "tf")
@@ -1142,7 +1173,7 @@ def write_md(path, mach, rows, tg, steps, quick, total_s):
              "W1 TextLineReader gzip", "W1 TFRecordReader", "W2 decode 2 threads D1",
              "W2 decode 2 threads D5 (16 files)", "W3 queues", "W4 end-to-end 2 readers",
              "W4 end-to-end reader threads (full file)",
-             "W5 CLI preview (5 x 32 rows of D1)", WM, "Feed a TF cluster queue (issue #8)", W6,
+             "W5 CLI preview (5 x 32 rows of D1)", WM, WP, "Feed a TF cluster queue (issue #8)", W6,
              EXW["parse-batch"], EXW["parse-single"], EXW["pipeline"]]
     for w in order:
         if w == "W3 queues":
@@ -1163,6 +1194,20 @@ def write_md(path, mach, rows, tg, steps, quick, total_s):
                     r["mb_per_s_cpu"], "%.4f" % r["allocs_per_record"]
                     if "allocs_per_record" in r else "") for r in rs]
                 lines.append("")
+        elif w == WP:
+            rs = rows_of(rows, w)
+            if rs:
+                lines += ["### " + WP, "", "Medians of interleaved rounds (bench/bench_pipeline.py): "
+                          "MB/s of the 72 MB file (pl-*: tfq_pipeline; cat-*: tfq-cat -o none; "
+                          "-1/-2: reader threads, -2 on 8 part files; ns: no shuffle; det: "
+                          "deterministic).", "",
+                          "| impl | role | MB/s | range | MB/s by CPU |", "|---|---|---|---|---|"]
+                lines += ["| %s | %s | %.1f | %.1f-%.1f | %.1f |" % (
+                    r["impl"], r["role"], r["value"], r["mb_per_s_min"], r["mb_per_s_max"],
+                    r["mb_per_s_cpu"]) for r in rs]
+                ck = rows_of(rows, WP + " checkpoint")
+                lines += ["", "Checkpoint of a full 10,000-record buffer: " + ", ".join(
+                    "%s %s %s" % (r["impl"], fmt(r["value"], r["unit"]), r["unit"]) for r in ck), ""]
         elif w == "W0 limits":
             rs = rows_of(rows, w)
             if rs:
@@ -1224,7 +1269,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build-release"))
     ap.add_argument("--data", default=os.path.join(ROOT, "bench", "data"))
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
-    ap.add_argument("--only", default="W0,W1,W2,W3,W4,W5,WM,feed,W6,EX")
+    ap.add_argument("--only", default="W0,W1,W2,W3,W4,W5,WM,WP,feed,W6,EX")
     ap.add_argument("--from-logs", action="store_true",
                     help="re-render report.json/.md from bench/out/logs of an earlier run")
     a = ap.parse_args()
@@ -1261,6 +1306,8 @@ def main():
         w5_cli(run, a.build, a.data)
     if "WM" in only:
         wm_mixed(run, a.build, a.data)
+    if "WP" in only:
+        wp_pipeline(run, a.build, a.data)
     if "feed" in only:
         feed(run, a.build)
     if "W6" in only:
