@@ -110,7 +110,7 @@ int main(int argc, char **argv) {
     int64_t n = 0;
     tfq_code c;
     /* a consumer's steady loop: one tuple refilled in place (tfq_pipeline_next_into) */
-    check(tfq_tuple_new(tfq_pipeline_num_columns(p), &b, st), "tuple");
+    check(tfq_tuple_new(tfq_pipeline_num_slots(p), &b, st), "tuple");
     while ((c = tfq_pipeline_next_into(p, b, st)) == TFQ_OK) {
       tfq_tensor *t = tfq_tuple_get(b, 0);
       int64_t m = tfq_tensor_dim(t, 0);

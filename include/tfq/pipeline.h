@@ -176,9 +176,11 @@ TFQ_API tfq_code tfq_pipeline_options_set_sample_file(tfq_pipeline_options *o, c
 TFQ_API void tfq_pipeline_options_set_fixed_length(tfq_pipeline_options *o, int64_t record_bytes,
                                                    int64_t header_bytes, int64_t footer_bytes,
                                                    int64_t hop_bytes);
-/* TFQ_FORMAT_EXAMPLES: the features to parse (FixedLen and FixedLenSequence features with a
- * fully defined shape per record; one column each, named by its key).  Ownership: `cfg`
- * borrowed; it must outlive every pipeline made from these options.  Since: 0.3 */
+/* TFQ_FORMAT_EXAMPLES: the features to parse: FixedLen features with a fully defined shape (a
+ * dense column each) and VarLen features (a sparse column each: TF's batched SparseTensor),
+ * named by their keys, in the config's order (sorted keys); FixedLenSequence and Sparse features
+ * are refused (TFQ_UNIMPLEMENTED at tfq_pipeline_new; the read-parse op of tfq/ops.h takes them).
+ * Ownership: `cfg` borrowed; it must outlive every pipeline made from these options.  Since: 0.3 */
 TFQ_API void tfq_pipeline_options_set_features(tfq_pipeline_options *o,
                                                const tfq_example_config *cfg);
 /* A last string column "key" holding each record's reader key ("<file>:<n>").  Since: 0.3 */
@@ -248,8 +250,9 @@ TFQ_API tfq_code tfq_pipeline_new(const tfq_pipeline_options *o, tfq_pipeline **
  * @return TFQ_OK, TFQ_RESOURCE_EXHAUSTED (no thread).  Since: 0.3 */
 TFQ_API tfq_code tfq_pipeline_start(tfq_pipeline *p, tfq_status *st) TFQ_WARN_UNUSED;
 
-/* The next batch: a tuple with one tensor per column, each [n, <record shape>] with
- * 1 <= n <= batch_size (n < batch_size only for the last batch of the input).
+/* The next batch: a tuple of tfq_pipeline_num_slots(p) tensors, each dense column [n, <record
+ * shape>] with 1 <= n <= batch_size (n < batch_size only for the last batch of the input), each
+ * sparse column three (below).
  * @return TFQ_OK; TFQ_OUT_OF_RANGE the input is exhausted ("End of sequence"), and on every
  *         later call; a bad record past the budget, after every record before it was returned
  *         (its code: TFQ_INVALID_ARGUMENT for decode/parse errors, TFQ_DATA_LOSS for corrupt or
@@ -273,8 +276,16 @@ TFQ_API tfq_code tfq_pipeline_next(tfq_pipeline *p, tfq_tuple **out,
 TFQ_API tfq_code tfq_pipeline_next_into(tfq_pipeline *p, tfq_tuple *dst,
                                         tfq_status *st) TFQ_WARN_UNUSED;
 
-/* Columns of the batches: count, names, dtypes, per-record shapes.  Ownership: strings and
- * arrays borrowed from `p`.  Thread-safety: any.  Since: 0.3 */
+/* The slots of a batch tuple: one per column, three for a sparse column (a VarLen feature: TF's
+ * SparseTensor of the batch, indices int64 [N, 2] (record, position), values [N], dense_shape
+ * int64 [2] = [records, longest list]); column i starts at tfq_pipeline_column_slot(p, i).
+ * Thread-safety: any.  Since: 0.3 */
+TFQ_API size_t tfq_pipeline_num_slots(const tfq_pipeline *p);
+TFQ_API size_t tfq_pipeline_column_slot(const tfq_pipeline *p, size_t i);
+TFQ_API int tfq_pipeline_column_is_sparse(const tfq_pipeline *p, size_t i);
+
+/* Columns of the batches: count, names, dtypes, per-record shapes (a sparse column: [-1]).
+ * Ownership: strings and arrays borrowed from `p`.  Thread-safety: any.  Since: 0.3 */
 TFQ_API size_t tfq_pipeline_num_columns(const tfq_pipeline *p);
 TFQ_API const char *tfq_pipeline_column_name(const tfq_pipeline *p, size_t i);
 TFQ_API tfq_dtype tfq_pipeline_column_dtype(const tfq_pipeline *p, size_t i);

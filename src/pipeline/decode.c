@@ -22,7 +22,9 @@ pl_part *pl_part_new(int kind) {
 void pl_part_free(pl_part *q, size_t ncols) {
   if (!q) return;
   for (size_t i = 0; q->cols && i < ncols; i++) tfq_tensor_free(q->cols[i]);
+  for (size_t i = 0; q->splits && i < ncols; i++) tfq_free(q->splits[i]);
   tfq_free(q->cols);
+  tfq_free(q->splits);
   tfq_free(q->where);
   tfq_free(q->reason);
   tfq_free(q->file);
@@ -149,7 +151,32 @@ static tfq_code decode_rows(tfq_pipeline *p, pl_step *in, int64_t lo, int64_t hi
     rc = tfq_parse_example_strings(p->o.features, in->ptrs + lo, in->lens + lo, hi - lo, NULL, NULL,
                                    &r, st);
     if (!rc) {
-      for (size_t i = 0; i < nd; i++) q->cols[i] = tfq_tensor_ref(tfq_example_result_dense(r, i));
+      for (size_t i = 0; !rc && i < nd; i++) {
+        if (!p->cols[i].sparse) {
+          q->cols[i] = tfq_tensor_ref(tfq_example_result_dense(r, i));
+          continue;
+        }
+        /* a VarLen feature: its values, and where each record's start (the sparse indices are
+         * (record, position) in record order) */
+        const tfq_sparse_tensor *sp = tfq_example_result_sparse(r, i);
+        q->cols[i] = tfq_tensor_ref(sp->values);
+        if (!q->splits && !(q->splits = tfq__calloc(p->ncols, sizeof *q->splits))) {
+          rc = TFQ__OOM(st);
+          break;
+        }
+        int64_t *sp_rows = q->splits[i] = tfq_malloc((size_t)(hi - lo + 1) * sizeof *sp_rows);
+        if (!sp_rows) {
+          rc = TFQ__OOM(st);
+          break;
+        }
+        const int64_t *idx = tfq_tensor_cdata(sp->indices);
+        int64_t nv = tfq_tensor_dim(sp->values, 0), j = 0;
+        for (int64_t row = 0; row < hi - lo; row++) {
+          sp_rows[row] = j;
+          while (j < nv && idx[2 * j] == row) j++;
+        }
+        sp_rows[hi - lo] = j;
+      }
       tfq_example_result_free(r);
     }
   } else {

@@ -392,6 +392,49 @@ oom:
   return TFQ__OOM(st);
 }
 
+/* A VarLen column of the picked records as TF batches it: a SparseTensor in slots slot ..
+ * slot + 2, indices int64 [N, 2] (record, position), values [N], dense_shape int64 [2] = [n,
+ * the longest list]. */
+static tfq_code gather_sparse(const pl_column *col, const pl_slot *pick, int64_t n, size_t c,
+                              tfq_tuple *t, tfq_status *st) {
+  int64_t total = 0, longest = 0;
+  for (int64_t i = 0; i < n; i++) {
+    const int64_t *sp = pick[i].part->splits[c] + pick[i].row;
+    int64_t len = sp[1] - sp[0];
+    total += len;
+    if (len > longest) longest = len;
+  }
+  int64_t idims[2] = {total, 2}, two = 2;
+  tfq_tensor *ind, *val, *shape;
+  tfq_code rc = tfq__tensor_alloc(TFQ_INT64, idims, 2, 0, &ind, st);
+  if (rc) return rc;
+  tfq_tuple_set_take(t, col->slot, ind);
+  if ((rc = tfq__tensor_alloc(col->dtype, &total, 1, 0, &val, st))) return rc;
+  tfq_tuple_set_take(t, col->slot + 1, val);
+  if ((rc = tfq__tensor_alloc(TFQ_INT64, &two, 1, 0, &shape, st))) return rc;
+  tfq_tuple_set_take(t, col->slot + 2, shape);
+  int64_t *sh = shape->data, *id = ind->data, k = 0;
+  sh[0] = n;
+  sh[1] = longest;
+  size_t es = col->dtype == TFQ_STRING ? 0 : tfq_dtype_size(col->dtype);
+  for (int64_t i = 0; i < n; i++) {
+    const pl_part *q = pick[i].part;
+    const int64_t *sp = q->splits[c] + pick[i].row;
+    for (int64_t j = sp[0]; j < sp[1]; j++, k++) {
+      id[2 * k] = i;
+      id[2 * k + 1] = j - sp[0];
+      if (es) {
+        memcpy((char *)val->data + (size_t)k * es, (const char *)q->cols[c]->data + (size_t)j * es,
+               es);
+      } else {
+        const tfq__str *s = tfq__strs(q->cols[c]) + j;
+        if (tfq__tensor_put_string(val, k, s->p, s->len)) return TFQ__OOM(st);
+      }
+    }
+  }
+  return TFQ_OK;
+}
+
 /* Whether slot tensor `o` can be refilled in place as a [n, dims] tensor of `col`. */
 static int refillable(const tfq_tensor *o, const pl_column *col, int64_t n) {
   if (!o || !tfq__tensor_sole(o) || o->dtype != col->dtype || o->rank != col->rank + 1 ||
@@ -409,7 +452,11 @@ static tfq_code gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_o
   tfq_code rc = TFQ_OK;
   for (size_t c = 0; c < p->ncols; c++) {
     const pl_column *col = &p->cols[c];
-    tfq_tensor *o = t->c[c];
+    if (col->sparse) {
+      if ((rc = gather_sparse(col, pick, n, c, t, st))) break;
+      continue;
+    }
+    tfq_tensor *o = t->c[col->slot];
     if (refillable(o, col, n)) {
       if (o->dtype == TFQ_STRING) tfq__tensor_arena_reset(o); /* drops the kept columns */
     } else {
@@ -417,7 +464,7 @@ static tfq_code gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_o
       dims[0] = n;
       memcpy(dims + 1, col->dims, (size_t)col->rank * sizeof *dims);
       if ((rc = tfq__tensor_alloc(col->dtype, dims, col->rank + 1, 0, &o, st))) break;
-      tfq_tuple_set_take(t, c, o);
+      tfq_tuple_set_take(t, col->slot, o);
     }
     int64_t w = col->width;
     if (col->dtype != TFQ_STRING) {
@@ -469,7 +516,7 @@ static tfq_code next_batch(tfq_pipeline *p, tfq_tuple *dst, tfq_tuple **out, tfq
     return stopped_error(p, st);
   }
   tfq_tuple *t = dst;
-  if (!t && (rc = tfq_tuple_new(p->ncols, &t, st))) return rc;
+  if (!t && (rc = tfq_tuple_new(p->nslots, &t, st))) return rc;
   pl_slot *pick = p->slots; /* unshuffled: the slots in order */
   pl_slot local[256];
   if (shuffle) {
@@ -512,16 +559,23 @@ tfq_code tfq_pipeline_next(tfq_pipeline *p, tfq_tuple **out, tfq_status *st) {
 }
 
 tfq_code tfq_pipeline_next_into(tfq_pipeline *p, tfq_tuple *dst, tfq_status *st) {
-  if (!dst || tfq_tuple_size(dst) != p->ncols)
+  if (!dst || tfq_tuple_size(dst) != p->nslots)
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
-                          "the output tuple has %zu slots for %zu columns",
-                          dst ? tfq_tuple_size(dst) : 0, p->ncols);
+                          "the output tuple has %zu slots for %zu (tfq_pipeline_num_slots)",
+                          dst ? tfq_tuple_size(dst) : 0, p->nslots);
   return next_batch(p, dst, NULL, st);
 }
 
 /* ---- the rest ---- */
 
 size_t tfq_pipeline_num_columns(const tfq_pipeline *p) { return p->ncols; }
+size_t tfq_pipeline_num_slots(const tfq_pipeline *p) { return p->nslots; }
+size_t tfq_pipeline_column_slot(const tfq_pipeline *p, size_t i) {
+  return i < p->ncols ? p->cols[i].slot : (size_t)-1;
+}
+int tfq_pipeline_column_is_sparse(const tfq_pipeline *p, size_t i) {
+  return i < p->ncols ? p->cols[i].sparse : 0;
+}
 const char *tfq_pipeline_column_name(const tfq_pipeline *p, size_t i) {
   return i < p->ncols ? p->cols[i].name : NULL;
 }

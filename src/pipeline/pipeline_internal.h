@@ -93,7 +93,9 @@ typedef struct pl_part {
   int64_t n;         /* records */
   int64_t taken;     /* records moved on from the front (into slots or a batch) */
   int64_t refs;      /* slots referring to it, + 1 while in the stream */
-  tfq_tensor **cols; /* ncols tensors [n, record shape] (PART_RECORDS) */
+  tfq_tensor **cols; /* ncols tensors [n, record shape] (PART_RECORDS); a sparse column: its
+                      * values [total], record r's at splits[c][r] .. splits[c][r + 1] */
+  int64_t **splits;  /* ncols entries, non-NULL for sparse columns (NULL when none is) */
   /* PART_BAD */
   tfq_code code;
   int fatal; /* not skippable */
@@ -118,7 +120,9 @@ typedef struct pl_column {
   tfq_dtype dtype;
   int rank;
   int64_t dims[8];
-  int64_t width; /* elements per record */
+  int64_t width; /* elements per record (a sparse column: per value) */
+  int sparse;    /* a VarLen feature: per record a list; in a batch a SparseTensor */
+  size_t slot;   /* its first slot in a batch tuple (a sparse column has three) */
 } pl_column;
 
 typedef struct pl_file {
@@ -148,7 +152,7 @@ struct tfq_pipeline {
   pl_file *files;
   size_t nfiles;
   pl_column *cols;
-  size_t ncols;
+  size_t ncols, nslots; /* columns; the tuple slots of a batch */
   tfq_csv_options *csv_owned;
   const tfq_csv_options *csv;
   tfq_reader_options *ropts;

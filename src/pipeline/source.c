@@ -183,20 +183,33 @@ static tfq_code setup_columns(tfq_pipeline *p, tfq_status *st) {
         const char *key = tfq_example_config_key(cfg, i);
         int rank = tfq_example_config_rank(cfg, i);
         const int64_t *dims = tfq_example_config_dims(cfg, i);
-        int ok = tfq_example_config_kind(cfg, i) == TFQ_EXAMPLE_FIXED_LEN && rank >= 0;
-        for (int d = 0; ok && d < rank; d++) ok = dims[d] >= 0;
+        tfq_example_kind kind = tfq_example_config_kind(cfg, i);
+        int var = kind == TFQ_EXAMPLE_VAR_LEN;
+        int ok = var || (kind == TFQ_EXAMPLE_FIXED_LEN && rank >= 0);
+        for (int d = 0; ok && !var && d < rank; d++) ok = dims[d] >= 0;
         if (!ok)
           return tfq_status_set(st, TFQ_UNIMPLEMENTED,
                                 "feature %s: the pipeline takes FixedLen features with a fully "
-                                "defined shape (parse other features with tfq_read_parse_op)",
+                                "defined shape and VarLen features (parse FixedLenSequence and "
+                                "Sparse features with tfq_read_parse_op)",
                                 key);
-        rc = add_column(p, key, strlen(key), tfq_example_config_dtype(cfg, i), dims, rank, st);
+        const int64_t unknown = -1;
+        rc = add_column(p, key, strlen(key), tfq_example_config_dtype(cfg, i),
+                        var ? &unknown : dims, var ? 1 : rank, st);
+        if (!rc && var) {
+          p->cols[p->ncols - 1].sparse = 1;
+          p->cols[p->ncols - 1].width = 1;
+        }
       }
       break;
     }
     default: return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "unknown format %d", (int)o->format);
   }
   if (!rc && o->keys) rc = add_column(p, "key", 3, TFQ_STRING, NULL, 0, st);
+  for (size_t i = 0; !rc && i < p->ncols; i++) { /* a sparse column: indices, values, shape */
+    p->cols[i].slot = p->nslots;
+    p->nslots += p->cols[i].sparse ? 3 : 1;
+  }
   return rc;
 }
 

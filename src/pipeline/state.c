@@ -101,12 +101,18 @@ static void put_str(wbuf *b, const char *s, size_t n) {
 static void put_record(tfq_pipeline *p, wbuf *b, const pl_part *q, int64_t row) {
   for (size_t c = 0; c < p->ncols; c++) {
     const pl_column *col = &p->cols[c];
+    int64_t lo = row * col->width, hi = lo + col->width;
+    if (col->sparse) { /* a VarLen list: its length, then its values */
+      lo = q->splits[c][row];
+      hi = q->splits[c][row + 1];
+      put_u64(b, (uint64_t)(hi - lo));
+    }
     if (col->dtype == TFQ_STRING) {
-      const tfq__str *s = tfq__strs(q->cols[c]) + row * col->width;
-      for (int64_t e = 0; e < col->width; e++) put_str(b, s[e].p, s[e].len);
+      const tfq__str *s = tfq__strs(q->cols[c]);
+      for (int64_t e = lo; e < hi; e++) put_str(b, s[e].p, s[e].len);
     } else {
-      size_t rb = (size_t)col->width * tfq_dtype_size(col->dtype);
-      put(b, (const char *)q->cols[c]->data + (size_t)row * rb, rb);
+      size_t es = tfq_dtype_size(col->dtype);
+      put(b, (const char *)q->cols[c]->data + (size_t)lo * es, (size_t)(hi - lo) * es);
     }
   }
 }
@@ -304,40 +310,75 @@ static char *get_str(rbuf *b) {
   return d;
 }
 
-/* A part of `n` records read from `b`. */
+/* Record r of the columns from `b`.  Pass 0 only reads past it, adding each VarLen list's length
+ * to tot[c]; pass 1 stores it into row r of q (a list at tot[c], which it advances).  0, or -1
+ * (truncated, out of memory). */
+static int get_record(tfq_pipeline *p, rbuf *b, pl_part *q, int64_t r, int64_t *tot, int pass) {
+  for (size_t c = 0; c < p->ncols; c++) {
+    const pl_column *col = &p->cols[c];
+    int64_t at = r * col->width, k = col->width;
+    if (col->sparse) {
+      uint64_t len = get_u64(b);
+      if (b->bad || len > b->n) return -1;
+      k = (int64_t)len;
+      at = tot[c];
+      if (pass) q->splits[c][r] = at;
+      tot[c] += k;
+    }
+    if (col->dtype == TFQ_STRING) {
+      for (int64_t e = 0; e < k; e++) {
+        uint64_t len = get_u64(b);
+        const char *s = get(b, (size_t)len);
+        if (!s || (pass && tfq__tensor_put_string(q->cols[c], at + e, s, (size_t)len))) return -1;
+      }
+    } else {
+      size_t bytes = (size_t)k * tfq_dtype_size(col->dtype);
+      const void *s = get(b, bytes);
+      if (!s) return -1;
+      if (pass)
+        memcpy((char *)q->cols[c]->data + (size_t)at * tfq_dtype_size(col->dtype), s, bytes);
+    }
+  }
+  return 0;
+}
+
+/* A part of `n` records read from `b` (two passes when a column is VarLen: the lists' lengths
+ * first, to size their values). */
 static pl_part *get_records(tfq_pipeline *p, rbuf *b, int64_t n) {
   pl_part *q = pl_part_new(PART_RECORDS);
-  if (!q || !(q->cols = tfq__calloc(p->ncols, sizeof *q->cols))) {
-    pl_part_free(q, 0);
-    return NULL;
-  }
+  int64_t *tot = tfq__calloc(p->ncols, sizeof *tot);
+  if (!q || !tot || !(q->cols = tfq__calloc(p->ncols, sizeof *q->cols))) goto fail;
   q->n = n;
+  int any_sparse = 0;
+  for (size_t c = 0; c < p->ncols; c++) any_sparse |= p->cols[c].sparse;
+  if (any_sparse) {
+    size_t start = b->off;
+    for (int64_t r = 0; r < n; r++)
+      if (get_record(p, b, q, r, tot, 0)) goto fail;
+    b->off = start;
+    if (!(q->splits = tfq__calloc(p->ncols, sizeof *q->splits))) goto fail;
+  }
   for (size_t c = 0; c < p->ncols; c++) {
     const pl_column *col = &p->cols[c];
     int64_t dims[9];
     dims[0] = n;
     memcpy(dims + 1, col->dims, (size_t)col->rank * sizeof *dims);
-    if (tfq__tensor_alloc(col->dtype, dims, col->rank + 1, 0, &q->cols[c], NULL)) goto fail;
+    if (col->sparse) {
+      if (!(q->splits[c] = tfq_malloc((size_t)(n + 1) * sizeof *q->splits[c])) ||
+          tfq__tensor_alloc(col->dtype, &tot[c], 1, 0, &q->cols[c], NULL))
+        goto fail;
+      q->splits[c][n] = tot[c];
+      tot[c] = 0;
+    } else if (tfq__tensor_alloc(col->dtype, dims, col->rank + 1, 0, &q->cols[c], NULL)) {
+      goto fail;
+    }
   }
   for (int64_t r = 0; r < n; r++)
-    for (size_t c = 0; c < p->ncols; c++) {
-      const pl_column *col = &p->cols[c];
-      if (col->dtype == TFQ_STRING) {
-        for (int64_t e = 0; e < col->width; e++) {
-          uint64_t len = get_u64(b);
-          const char *s = get(b, (size_t)len);
-          if (!s || tfq__tensor_put_string(q->cols[c], r * col->width + e, s, (size_t)len))
-            goto fail;
-        }
-      } else {
-        size_t rb = (size_t)col->width * tfq_dtype_size(col->dtype);
-        const void *s = get(b, rb);
-        if (!s) goto fail;
-        memcpy((char *)q->cols[c]->data + (size_t)r * rb, s, rb);
-      }
-    }
+    if (get_record(p, b, q, r, tot, 1)) goto fail;
+  tfq_free(tot);
   return q;
 fail:
+  tfq_free(tot);
   pl_part_free(q, p->ncols);
   return NULL;
 }

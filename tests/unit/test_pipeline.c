@@ -970,3 +970,192 @@ Test(pipeline, inferred_specs_equal_what_tfq_cat_prints) {
     free(path);
   }
 }
+
+/* ---- Example input with VarLen features ----
+ * Record i: "id" int64 = i (FixedLen []), "tags" bytes = t<i>_0 .. t<i>_<i%4 - 1> (VarLen),
+ * "w" float = i + 0.5, i + 1.5, .. (i % 3 values, VarLen), hand-encoded as protobuf. */
+
+typedef struct {
+  unsigned char *p;
+  size_t n, cap;
+} pb;
+
+static void pb_put(pb *b, const void *d, size_t n) {
+  if (b->n + n > b->cap) {
+    b->cap = (b->n + n) * 2 + 64;
+    b->p = realloc(b->p, b->cap);
+  }
+  memcpy(b->p + b->n, d, n);
+  b->n += n;
+}
+static void pb_varint(pb *b, uint64_t v) {
+  unsigned char c;
+  do {
+    c = (unsigned char)(v & 0x7f);
+    v >>= 7;
+    if (v) c |= 0x80;
+    pb_put(b, &c, 1);
+  } while (v);
+}
+static void pb_len(pb *b, int field, const pb *inner) { /* a length-delimited field */
+  pb_varint(b, (uint64_t)(field << 3 | 2));
+  pb_varint(b, inner->n);
+  pb_put(b, inner->p, inner->n);
+}
+/* A features map entry: key -> Feature{kind: list}. */
+static void pb_feature(pb *features, const char *key, int kind, const pb *list) {
+  pb feat = {0}, entry = {0}, k = {0};
+  pb_len(&feat, kind, list);
+  pb_put(&k, key, strlen(key));
+  pb_len(&entry, 1, &k);
+  pb_len(&entry, 2, &feat);
+  pb_len(features, 1, &entry);
+  free(feat.p);
+  free(entry.p);
+  free(k.p);
+}
+
+static char *write_examples(const char *name, int64_t lo, int64_t hi) {
+  char *path = malloc(strlen(g_dir) + strlen(name) + 2);
+  sprintf(path, "%s/%s", g_dir, name);
+  tfq_tfrecord_writer *w;
+  OK(tfq_tfrecord_writer_new(path, TFQ_COMPRESSION_NONE, &w, NULL));
+  for (int64_t i = lo; i < hi; i++) {
+    pb features = {0}, ex = {0}, l = {0}, packed = {0};
+    pb_varint(&packed, (uint64_t)i); /* int64_list {value: [i]} (packed) */
+    pb_len(&l, 1, &packed);
+    pb_feature(&features, "id", 3, &l);
+    l.n = 0;
+    for (int64_t j = 0; j < i % 4; j++) { /* bytes_list */
+      char s[32];
+      pb v = {0};
+      pb_put(&v, s, (size_t)snprintf(s, sizeof s, "t%lld_%lld", (long long)i, (long long)j));
+      pb_len(&l, 1, &v);
+      free(v.p);
+    }
+    pb_feature(&features, "tags", 1, &l);
+    l.n = packed.n = 0;
+    for (int64_t j = 0; j < i % 3; j++) {
+      float f = (float)i + (float)j + 0.5f;
+      pb_put(&packed, &f, 4);
+    }
+    if (packed.n) pb_len(&l, 1, &packed); /* float_list {value: [...]} (packed) */
+    pb_feature(&features, "w", 2, &l);
+    pb_len(&ex, 1, &features);
+    OK(tfq_tfrecord_writer_write(w, (const char *)ex.p, ex.n, NULL));
+    free(features.p);
+    free(ex.p);
+    free(l.p);
+    free(packed.p);
+  }
+  OK(tfq_tfrecord_writer_close(w, NULL));
+  tfq_tfrecord_writer_free(w);
+  return path;
+}
+
+static tfq_example_config *example_cfg(void) {
+  tfq_example_config *cfg;
+  OK(tfq_example_config_new(&cfg, NULL));
+  OK(tfq_example_config_add_fixed_len(cfg, "id", TFQ_INT64, NULL, 0, NULL, NULL));
+  OK(tfq_example_config_add_var_len(cfg, "tags", TFQ_STRING, NULL));
+  OK(tfq_example_config_add_var_len(cfg, "w", TFQ_FLOAT, NULL));
+  return cfg;
+}
+
+/* Checks a batch against the generator; appends its ids to ids[*k]. */
+static void check_example_batch(const tfq_pipeline *p, const tfq_tuple *b, int64_t *ids,
+                                int64_t *k) {
+  size_t si = tfq_pipeline_column_slot(p, 0), st_ = tfq_pipeline_column_slot(p, 1),
+         sw = tfq_pipeline_column_slot(p, 2);
+  const tfq_tensor *id = tfq_tuple_get(b, si);
+  int64_t n = tfq_tensor_dim(id, 0);
+  const int64_t *iv = tfq_tensor_cdata(id);
+  /* tags: a SparseTensor, rows in record order, positions from 0 */
+  const int64_t *ti = tfq_tensor_cdata(tfq_tuple_get(b, st_));
+  const tfq_tensor *tv = tfq_tuple_get(b, st_ + 1);
+  const int64_t *ts = tfq_tensor_cdata(tfq_tuple_get(b, st_ + 2));
+  const int64_t *wi = tfq_tensor_cdata(tfq_tuple_get(b, sw));
+  const float *wv = tfq_tensor_cdata(tfq_tuple_get(b, sw + 1));
+  int64_t tk = 0, wk = 0, tlong = 0, wlong = 0;
+  for (int64_t r = 0; r < n; r++) {
+    int64_t i = iv[r];
+    ids[(*k)++] = i;
+    for (int64_t j = 0; j < i % 4; j++, tk++) {
+      cr_assert(ti[2 * tk] == r && ti[2 * tk + 1] == j, "tags index of record %lld", (long long)i);
+      char want[32];
+      snprintf(want, sizeof want, "t%lld_%lld", (long long)i, (long long)j);
+      size_t len;
+      const char *s = tfq_tensor_string(tv, tk, &len);
+      cr_assert(len == strlen(want) && !memcmp(s, want, len), "record %lld tag %lld: %.*s",
+                (long long)i, (long long)j, (int)len, s);
+    }
+    for (int64_t j = 0; j < i % 3; j++, wk++) {
+      cr_assert(wi[2 * wk] == r && wi[2 * wk + 1] == j);
+      cr_assert_eq(wv[wk], (float)i + (float)j + 0.5f, "record %lld w %lld", (long long)i,
+                   (long long)j);
+    }
+    if (i % 4 > tlong) tlong = i % 4;
+    if (i % 3 > wlong) wlong = i % 3;
+  }
+  cr_assert_eq(tk, tfq_tensor_dim(tv, 0), "tags: extra values");
+  cr_assert(ts[0] == n && ts[1] == tlong, "tags dense_shape [%lld, %lld]", (long long)ts[0],
+            (long long)ts[1]);
+  const int64_t *ws = tfq_tensor_cdata(tfq_tuple_get(b, sw + 2));
+  cr_assert(ws[0] == n && ws[1] == wlong && wk == tfq_tensor_dim(tfq_tuple_get(b, sw + 1), 0));
+}
+
+Test(pipeline, varlen_example_features_come_as_tf_batches_them_and_survive_a_restore) {
+  char *f[2] = {write_examples("a.tfrecord", 0, 700), write_examples("b.tfrecord", 700, 1000)};
+  tfq_example_config *cfg = example_cfg();
+  tfq_pipeline_options *o;
+  OK(tfq_pipeline_options_new(&o, NULL));
+  OK(tfq_pipeline_options_add_file(o, f[0], NULL));
+  OK(tfq_pipeline_options_add_file(o, f[1], NULL));
+  tfq_pipeline_options_set_format(o, TFQ_FORMAT_EXAMPLES);
+  tfq_pipeline_options_set_features(o, cfg);
+  tfq_pipeline_options_set_batch_size(o, 16);
+  tfq_pipeline_options_set_capacity(o, 200);
+  tfq_pipeline_options_set_min_after_dequeue(o, 50);
+  tfq_pipeline_options_set_deterministic(o, 1);
+  tfq_pipeline_options_set_seed(o, 3);
+  tfq_pipeline_options_set_num_threads(o, 2);
+  tfq_pipeline_options_set_step(o, 70);
+  tfq_pipeline *p = make(o);
+  cr_assert_eq(tfq_pipeline_num_columns(p), 3);
+  cr_assert_eq(tfq_pipeline_num_slots(p), 7);
+  cr_assert(!tfq_pipeline_column_is_sparse(p, 0) && tfq_pipeline_column_is_sparse(p, 1));
+  int64_t ids[1000], k = 0, ids2[1000], k2 = 0;
+  tfq_tuple *b;
+  char *state = NULL;
+  size_t len = 0;
+  int64_t at = 0;
+  tfq_code c;
+  while ((c = tfq_pipeline_next(p, &b, NULL)) == TFQ_OK) {
+    check_example_batch(p, b, ids, &k);
+    tfq_tuple_free(b);
+    if (++at == 20) { /* mid-run: the buffer holds VarLen lists of both files' records */
+      OK(tfq_pipeline_save(p, &state, &len, NULL));
+      k2 = k;
+      memcpy(ids2, ids, (size_t)k * sizeof *ids);
+    }
+  }
+  cr_assert_eq(c, TFQ_OUT_OF_RANGE);
+  assert_permutation(ids, k, 1000);
+  tfq_pipeline_free(p);
+  tfq_pipeline_options_set_num_threads(o, 1);
+  p = make(o);
+  OK(tfq_pipeline_restore(p, state, len, NULL));
+  while ((c = tfq_pipeline_next(p, &b, NULL)) == TFQ_OK) {
+    check_example_batch(p, b, ids2, &k2);
+    tfq_tuple_free(b);
+  }
+  cr_assert_eq(c, TFQ_OUT_OF_RANGE);
+  cr_assert_eq(k2, 1000);
+  cr_assert_eq(memcmp(ids, ids2, sizeof ids), 0, "the restored run's order differs");
+  tfq_free(state);
+  tfq_pipeline_free(p);
+  tfq_pipeline_options_free(o);
+  tfq_example_config_free(cfg);
+  free(f[0]);
+  free(f[1]);
+}
