@@ -494,6 +494,11 @@ static tfq_code stopped_error(tfq_pipeline *p, tfq_status *st) {
   return tfq_status_set(st, TFQ_OUT_OF_RANGE, "End of sequence");
 }
 
+void pl_publish(tfq_pipeline *p) {
+  int64_t v[5] = {p->records_out, p->batches_out, p->bad_records, p->dropped, p->size};
+  for (int i = 0; i < 5; i++) atomic_store_explicit(&p->pub[i], v[i], memory_order_relaxed);
+}
+
 /* next() into `dst` (next_into), or into a new tuple *out (next). */
 static tfq_code next_batch(tfq_pipeline *p, tfq_tuple *dst, tfq_tuple **out, tfq_status *st) {
   if (atomic_load(&p->stopped))
@@ -513,6 +518,7 @@ static tfq_code next_batch(tfq_pipeline *p, tfq_tuple *dst, tfq_tuple **out, tfq
     for (int64_t i = 0; i < p->size; i++) unref(p, p->slots[i].part, 1);
     p->dropped += p->size;
     p->size = 0;
+    pl_publish(p);
     return stopped_error(p, st);
   }
   tfq_tuple *t = dst;
@@ -549,6 +555,7 @@ static tfq_code next_batch(tfq_pipeline *p, tfq_tuple *dst, tfq_tuple **out, tfq
   }
   p->records_out += n;
   p->batches_out++;
+  pl_publish(p);
   tfq_status_clear(st);
   return TFQ_OK;
 }
@@ -598,11 +605,11 @@ tfq_code tfq_pipeline_get_stats(tfq_pipeline *p, tfq_pipeline_stats *out, tfq_st
   s.seed = p->seed;
   s.records_read = atomic_load(&p->records_read);
   s.bytes_read = atomic_load(&p->bytes_read);
-  s.records_out = p->records_out;
-  s.batches_out = p->batches_out;
-  s.bad_records = p->bad_records;
-  s.records_dropped = p->dropped;
-  s.buffer_records = p->size;
+  s.records_out = atomic_load_explicit(&p->pub[0], memory_order_relaxed);
+  s.batches_out = atomic_load_explicit(&p->pub[1], memory_order_relaxed);
+  s.bad_records = atomic_load_explicit(&p->pub[2], memory_order_relaxed);
+  s.records_dropped = atomic_load_explicit(&p->pub[3], memory_order_relaxed);
+  s.buffer_records = atomic_load_explicit(&p->pub[4], memory_order_relaxed);
   s.buffer_capacity = p->capacity;
   tfq__lock(&p->src_mu);
   s.epoch = p->src.epoch;

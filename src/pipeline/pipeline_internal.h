@@ -196,7 +196,8 @@ struct tfq_pipeline {
 
   /* counters */
   atomic_llong records_read, bytes_read;
-  int64_t records_out, batches_out, bad_records, dropped;
+  int64_t records_out, batches_out, bad_records, dropped; /* the consumer's */
+  atomic_llong pub[5]; /* those and the buffer's size, as the stats read them (pl_publish) */
 };
 
 /* A read step before decoding (source.c reads it, decode.c decodes it). */
@@ -243,6 +244,9 @@ pl_part *pl_part_new(int kind);
 void pl_part_free(pl_part *q, size_t ncols);
 /* A PART_BAD from a status. */
 pl_part *pl_part_bad(const tfq_status *s, const char *where, int fatal);
+
+/* Publishes the consumer's counters for tfq_pipeline_get_stats() from any thread. */
+void pl_publish(tfq_pipeline *p);
 
 /* state.c */
 void pl_fingerprint(tfq_pipeline *p);

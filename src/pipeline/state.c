@@ -522,6 +522,7 @@ tfq_code tfq_pipeline_restore(tfq_pipeline *p, const void *state, size_t len, tf
   p->batches_out = cnt[3];
   p->bad_records = cnt[4];
   p->dropped = cnt[5];
+  pl_publish(p);
   p->restored = 1;
   tfq_status_clear(st);
   return TFQ_OK;
