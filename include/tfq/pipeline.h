@@ -136,6 +136,14 @@ TFQ_API tfq_code tfq_pipeline_options_set_columns(tfq_pipeline_options *o, const
  * made from these options and must not change meanwhile.  Since: 0.3 */
 TFQ_API void tfq_pipeline_options_set_csv_options(tfq_pipeline_options *o,
                                                   const tfq_csv_options *csv);
+/* CSV with a spec string (or inferred columns): decode_csv's na_value, a field that takes its
+ * column's default like an empty one (NULL: none, the default).  @return TFQ_OK,
+ * TFQ_RESOURCE_EXHAUSTED.  Since: 0.3 */
+TFQ_API tfq_code tfq_pipeline_options_set_na_value(tfq_pipeline_options *o, const char *na,
+                                                   tfq_status *st) TFQ_WARN_UNUSED;
+/* CSV with a spec string (or inferred columns): decode_csv's use_quote_delim (default on: a
+ * field may be quoted with '"').  Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_use_quote_delim(tfq_pipeline_options *o, int on);
 /* CSV with a spec string: the field delimiter (one byte, default ',').  Since: 0.3 */
 TFQ_API void tfq_pipeline_options_set_field_delim(tfq_pipeline_options *o, char delim);
 /* CSV with a spec string: keep only these columns of each line (0-based, increasing), as

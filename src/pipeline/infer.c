@@ -238,7 +238,8 @@ static tfq_code read_sample(tfq_pipeline *p, int64_t rows, pl_sample *s, tfq_sta
       } else if (got >= skip) {
         if (sample_push(s, v, len)) rc = TFQ__OOM(st);
         if (s->n == 1)
-          want = skip + (rows > 0 ? rows : sample_rows(count_fields(v, len, o->delim, 1)));
+          want =
+              skip + (rows > 0 ? rows : sample_rows(count_fields(v, len, o->delim, !o->no_quote)));
       }
     }
   }
@@ -353,7 +354,7 @@ static int plain_record(const char *s, size_t n, char delim, int quote, const in
 static tfq_code sample_csv(const tfq_pipeline *p, const pl_colspec *cs, size_t ncols,
                            tfq_csv_options **out, tfq_status *st) {
   const tfq_pipeline_options *o = &p->o;
-  return pl_csv_from_spec(cs, ncols, o->delim, o->select_cols, o->nselect, out, st);
+  return pl_csv_from_spec(cs, ncols, o, out, st);
 }
 
 /* The sample as decode_csv splits it into strings (for a delimiter that is also the quote, whose
@@ -391,12 +392,15 @@ static tfq_code decode_strings(const tfq_pipeline *p, const pl_sample *s, size_t
 
 /* Sets cs[c] from the values of column c in records [0, good). */
 static tfq_code column_types(const pl_sval *vals, size_t nrows, size_t good, size_t ncols,
-                             pl_colspec *cs, const char **pv, size_t *pn, tfq_status *st) {
+                             const char *na, pl_colspec *cs, const char **pv, size_t *pn,
+                             tfq_status *st) {
+  size_t nalen = na ? strlen(na) : 0; /* a field equal to na_value takes the default too */
   for (size_t c = 0; c < ncols; c++) {
     size_t k = 0;
     for (size_t r = 0; r < good; r++) {
       const pl_sval *v = &vals[c * nrows + r];
-      if (!v->n) continue; /* decode_csv gives the default: not a value */
+      if (!v->n || (nalen && v->n == nalen && memcmp(v->p, na, nalen) == 0))
+        continue; /* decode_csv gives the default: not a value */
       pv[k] = v->p;
       pn[k++] = v->n;
     }
@@ -427,13 +431,13 @@ static tfq_code infer_types(const tfq_pipeline *p, const pl_sample *s, pl_colspe
                             size_t *nout, tfq_status *st) {
   const tfq_pipeline_options *o = &p->o;
   size_t nrows = s->n, ncols = o->nselect, rows1 = nrows ? nrows : 1, cells;
-  if (!ncols && nrows) ncols = count_fields(s->recs[0], s->lens[0], o->delim, 1);
+  if (!ncols && nrows) ncols = count_fields(s->recs[0], s->lens[0], o->delim, !o->no_quote);
   if (ncols == 0) ncols = 1;
   if (!tfq__mul_ok(ncols, rows1, &cells) || !tfq__mul_ok(cells, sizeof(pl_sval), &cells))
     return TFQ__OOM(st);
   const int64_t *sel = o->nselect ? o->select_cols : NULL;
   char delim = o->delim, **owned = NULL;
-  int quote = 1, plain = 1;
+  int quote = !o->no_quote, plain = 1;
   size_t nowned = 0, good = nrows;
   tfq_tuple *strs = NULL;
   pl_sval *vals = tfq__calloc(ncols * rows1, sizeof *vals);
@@ -452,7 +456,9 @@ static tfq_code infer_types(const tfq_pipeline *p, const pl_sample *s, pl_colspe
     }
   }
   while (!rc) {
-    if ((rc = column_types(vals, nrows, good, ncols, cs, pv, pn, st)) || !good || plain) break;
+    if ((rc = column_types(vals, nrows, good, ncols, o->na_value, cs, pv, pn, st)) || !good ||
+        plain)
+      break;
     tfq_csv_options *co;
     tfq_tuple *t = NULL;
     if ((rc = sample_csv(p, cs, ncols, &co, st))) break;
@@ -521,7 +527,7 @@ static tfq_code name_columns(tfq_pipeline *p, size_t ncols, const char *s, size_
   for (int last = n == 0; !last && !rc && j < ncols; f++) {
     size_t bl = 0;
     while (i < n && (s[i] == '\n' || s[i] == '\r')) i++;
-    if (i < n && s[i] == '"') {
+    if (!o->no_quote && i < n && s[i] == '"') {
       for (i++; i < n; i++) {
         if (s[i] == '"') {
           if (i + 1 < n && s[i + 1] == '"') {

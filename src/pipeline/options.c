@@ -38,6 +38,7 @@ void tfq_pipeline_options_free(tfq_pipeline_options *o) {
   tfq_free(o->columns);
   tfq_free(o->select_cols);
   tfq_free(o->sample_file);
+  tfq_free(o->na_value);
   tfq_free(o);
 }
 
@@ -73,6 +74,19 @@ tfq_code tfq_pipeline_options_set_columns(tfq_pipeline_options *o, const char *s
   tfq_free(o->columns);
   o->columns = s;
   return TFQ_OK;
+}
+
+tfq_code tfq_pipeline_options_set_na_value(tfq_pipeline_options *o, const char *na,
+                                           tfq_status *st) {
+  char *s = NULL;
+  if (na && !(s = tfq__strdup(na))) return TFQ__OOM(st);
+  tfq_free(o->na_value);
+  o->na_value = s;
+  tfq_status_clear(st);
+  return TFQ_OK;
+}
+void tfq_pipeline_options_set_use_quote_delim(tfq_pipeline_options *o, int on) {
+  o->no_quote = !on;
 }
 
 void tfq_pipeline_options_set_csv_options(tfq_pipeline_options *o, const tfq_csv_options *csv) {
@@ -315,12 +329,15 @@ tfq_code pl_parse_columns(const char *spec, pl_colspec **out, size_t *nout, tfq_
   return TFQ_OK;
 }
 
-tfq_code pl_csv_from_spec(const pl_colspec *c, size_t n, char delim, const int64_t *sel,
-                          size_t nsel, tfq_csv_options **out, tfq_status *st) {
+tfq_code pl_csv_from_spec(const pl_colspec *c, size_t n, const tfq_pipeline_options *po,
+                          tfq_csv_options **out, tfq_status *st) {
   tfq_csv_options *o;
   tfq_code rc = tfq_csv_options_new(&o, st);
   if (rc) return rc;
-  rc = tfq_csv_options_set_field_delim(o, &delim, 1, st);
+  rc = tfq_csv_options_set_field_delim(o, &po->delim, 1, st);
+  tfq_csv_options_set_use_quote_delim(o, !po->no_quote);
+  if (!rc && po->na_value)
+    rc = tfq_csv_options_set_na_value(o, po->na_value, strlen(po->na_value), st);
   for (size_t i = 0; !rc && i < n; i++) {
     const pl_colspec *f = &c[i];
     if (f->required) {
@@ -351,7 +368,7 @@ tfq_code pl_csv_from_spec(const pl_colspec *c, size_t n, char delim, const int64
       default: rc = tfq_csv_options_add_default_string(o, f->def, f->deflen, st); break;
     }
   }
-  if (!rc && nsel) rc = tfq_csv_options_set_select_cols(o, sel, nsel, st);
+  if (!rc && po->nselect) rc = tfq_csv_options_set_select_cols(o, po->select_cols, po->nselect, st);
   if (rc) {
     tfq_csv_options_free(o);
     return rc;

@@ -13,6 +13,7 @@ static tfq_code copy_options(tfq_pipeline_options *d, const tfq_pipeline_options
   d->columns = NULL;
   d->select_cols = NULL;
   d->sample_file = NULL;
+  d->na_value = NULL;
   d->nfiles = d->files_cap = 0;
   for (size_t i = 0; i < o->nfiles; i++) {
     tfq_code rc = tfq_pipeline_options_add_file(d, o->files[i], st);
@@ -20,6 +21,7 @@ static tfq_code copy_options(tfq_pipeline_options *d, const tfq_pipeline_options
   }
   if (o->columns && !(d->columns = tfq__strdup(o->columns))) return TFQ__OOM(st);
   if (o->sample_file && !(d->sample_file = tfq__strdup(o->sample_file))) return TFQ__OOM(st);
+  if (o->na_value && !(d->na_value = tfq__strdup(o->na_value))) return TFQ__OOM(st);
   if (o->nselect) {
     if (!(d->select_cols = tfq_malloc(o->nselect * sizeof *d->select_cols))) return TFQ__OOM(st);
     memcpy(d->select_cols, o->select_cols, o->nselect * sizeof *d->select_cols);
@@ -663,6 +665,7 @@ void tfq_pipeline_free(tfq_pipeline *p) {
   tfq_free(p->o.columns);
   tfq_free(p->o.select_cols);
   tfq_free(p->o.sample_file);
+  tfq_free(p->o.na_value);
   pthread_mutex_destroy(&p->src_mu);
   pthread_mutex_destroy(&p->mu);
   pthread_cond_destroy(&p->cv_cons);

@@ -28,6 +28,8 @@ struct tfq_pipeline_options {
                   * spec string (given or inferred), formatted by pl_format_columns */
   const tfq_csv_options *csv;
   char delim;
+  char *na_value; /* decode_csv's na_value for a spec string, or NULL */
+  int no_quote;   /* use_quote_delim off (spec strings and inference) */
   int64_t *select_cols;
   size_t nselect;
   int header;
@@ -65,9 +67,10 @@ typedef struct pl_colspec {
  * pl_colspec_free. */
 tfq_code pl_parse_columns(const char *spec, pl_colspec **out, size_t *n, tfq_status *st);
 void pl_colspec_free(pl_colspec *c, size_t n);
-/* decode_csv options from a parsed spec, the delimiter and select_cols. */
-tfq_code pl_csv_from_spec(const pl_colspec *c, size_t n, char delim, const int64_t *sel,
-                          size_t nsel, tfq_csv_options **out, tfq_status *st);
+/* decode_csv options from a parsed spec and the options' delimiter, select_cols, na_value and
+ * quoting. */
+tfq_code pl_csv_from_spec(const pl_colspec *c, size_t n, const tfq_pipeline_options *o,
+                          tfq_csv_options **out, tfq_status *st);
 
 /* infer.c: CSV columns from a sample, with tfq-cat's rules. */
 /* Formats columns as a spec string, runs of 3 or more identical entries as N*TYPE[:DEFAULT]

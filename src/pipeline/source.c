@@ -129,7 +129,7 @@ static tfq_code setup_columns(tfq_pipeline *p, tfq_status *st) {
         size_t n;
         char *spec = NULL;
         if ((rc = pl_parse_columns(o->columns, &cs, &n, st))) return rc;
-        rc = pl_csv_from_spec(cs, n, o->delim, o->select_cols, o->nselect, &p->csv_owned, st);
+        rc = pl_csv_from_spec(cs, n, o, &p->csv_owned, st);
         if (!rc) rc = pl_format_columns(cs, n, &spec, st); /* tfq_pipeline_columns_spec() */
         pl_colspec_free(cs, n);
         if (rc) return rc;

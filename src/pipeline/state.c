@@ -44,6 +44,8 @@ void pl_fingerprint(tfq_pipeline *p) {
       o->num_epochs,   o->shard_i,        o->shard_n,      o->max_bad,   o->deterministic};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) fnv_i64(&h, v[i]);
   if (o->columns) fnv(&h, o->columns, strlen(o->columns));
+  if (o->na_value) fnv(&h, o->na_value, strlen(o->na_value) + 1);
+  fnv_i64(&h, o->no_quote);
   for (size_t i = 0; i < o->nselect; i++) fnv_i64(&h, o->select_cols[i]);
   for (size_t i = 0; i < p->ncols; i++) {
     fnv(&h, p->cols[i].name, strlen(p->cols[i].name) + 1);

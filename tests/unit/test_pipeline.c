@@ -949,6 +949,10 @@ Test(pipeline, inferred_specs_equal_what_tfq_cat_prints) {
       {"a,b,c,d\n1,\"x,y\",2.5,\n3,\"p\"\"q\",4,\nbad\n5,6,7,8\n", "--skip-header-lines=1", 1},
       {"a;b;c\n1;2;3\n4;x;6\n", "--skip-header-lines=1 --field-delim=';'", 1},
       {"1,2,3,4,5,6\n7,8,9,x,y,z\n", "--select-cols=1,3,4", 0},
+      /* NA takes the default: both columns stay int64 */
+      {"a,b\nNA,1\n2,NA\n3,4\n", "--skip-header-lines=1 --na-value=NA", 1},
+      /* without quoting, '"1"' is not a number: a string column */
+      {"\"1\",2\n\"3\",4\n", "--no-quote-delim", 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char name[32];
@@ -963,6 +967,14 @@ Test(pipeline, inferred_specs_equal_what_tfq_cat_prints) {
     if (strstr(cases[i].args, "select")) {
       const int64_t sel[3] = {1, 3, 4};
       OK(tfq_pipeline_options_set_select_cols(o, sel, 3, NULL));
+    }
+    if (strstr(cases[i].args, "--na-value=NA")) {
+      OK(tfq_pipeline_options_set_na_value(o, "NA", NULL));
+      cr_assert_str_eq(want, "int64:0,int64:0", "tfq-cat inferred %s", want); /* the rule */
+    }
+    if (strstr(cases[i].args, "--no-quote-delim")) {
+      tfq_pipeline_options_set_use_quote_delim(o, 0);
+      cr_assert_str_eq(want, "string:,int64:0", "tfq-cat inferred %s", want);
     }
     expect_spec(o, want);
     free(want);
