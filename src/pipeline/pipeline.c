@@ -76,6 +76,32 @@ static tfq_code check_options(tfq_pipeline *p, tfq_status *st) {
   return TFQ_OK;
 }
 
+/* Bytes of one record of dense numeric column c in the ring, or 0 (no ring for it). */
+static size_t ring_bytes(const tfq_pipeline *p, size_t c) {
+  const pl_column *col = &p->cols[c];
+  return col->sparse || col->dtype == TFQ_STRING ? 0
+                                                 : (size_t)col->width * tfq_dtype_size(col->dtype);
+}
+
+static tfq_code ring_new(tfq_pipeline *p, tfq_status *st) {
+  if (!(p->ring = tfq__calloc(p->ncols, sizeof *p->ring))) return TFQ__OOM(st);
+  for (size_t c = 0; c < p->ncols; c++) {
+    size_t rb = ring_bytes(p, c), bytes;
+    if (rb && (!tfq__mul_ok(rb, (size_t)p->capacity, &bytes) || !(p->ring[c] = tfq_malloc(bytes))))
+      return TFQ__OOM(st);
+  }
+  return TFQ_OK;
+}
+
+void pl_ring_reload(tfq_pipeline *p) {
+  for (size_t c = 0; p->ring && c < p->ncols; c++) {
+    size_t rb = ring_bytes(p, c);
+    for (int64_t i = 0; rb && i < p->size; i++)
+      memcpy(p->ring[c] + (size_t)i * rb,
+             (const char *)p->slots[i].part->cols[c]->data + (size_t)p->slots[i].row * rb, rb);
+  }
+}
+
 tfq_code tfq_pipeline_new(const tfq_pipeline_options *o, tfq_pipeline **out, tfq_status *st) {
   if (!o || !out) return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "options and out are required");
   *out = NULL;
@@ -99,6 +125,7 @@ tfq_code tfq_pipeline_new(const tfq_pipeline_options *o, tfq_pipeline **out, tfq
   if (!rc && (!(p->slots = tfq__calloc((size_t)p->capacity, sizeof *p->slots)) ||
               !(p->ready = tfq__calloc((size_t)p->window, sizeof *p->ready))))
     rc = TFQ__OOM(st);
+  if (!rc && p->o.shuffle) rc = ring_new(p, st);
   if (rc) {
     tfq_pipeline_free(p);
     return rc;
@@ -320,6 +347,12 @@ static tfq_code fill(tfq_pipeline *p, int64_t target, int64_t min_wait, tfq_stat
     int64_t m = q->n - q->taken, room = target - p->size;
     if (m > room) m = room;
     for (int64_t i = 0; i < m; i++) p->slots[p->size + i] = (pl_slot){q, q->taken + i};
+    for (size_t c = 0; p->ring && c < p->ncols; c++) {
+      size_t rb = ring_bytes(p, c);
+      if (rb)
+        memcpy(p->ring[c] + (size_t)p->size * rb,
+               (const char *)q->cols[c]->data + (size_t)q->taken * rb, (size_t)m * rb);
+    }
     p->size += m;
     q->taken += m;
     q->refs += m;
@@ -449,8 +482,25 @@ static int refillable(const tfq_tensor *o, const pl_column *col, int64_t n) {
 
 /* The picked rows into the tuple `t` of ncols slots: a slot tensor only `t` holds, of the
  * batch's dtype and shape, is refilled in place (next_into); any other gets a new tensor. */
+/* The ring's part of a draw of n records: row i of dst takes ring row js[i], whose place the
+ * ring's last row ls[i] fills (the removal the draws made in the slots). */
+#define RING(RB)                                                                                \
+  for (int64_t i = 0; i < n; i++) {                                                             \
+    memcpy(dst + (size_t)i * (RB), ring + (size_t)js[i] * (RB), (RB));                          \
+    if (js[i] != ls[i]) memcpy(ring + (size_t)js[i] * (RB), ring + (size_t)ls[i] * (RB), (RB)); \
+  }
+static void ring_gather(char *dst, char *ring, size_t rb, const int64_t *js, const int64_t *ls,
+                        int64_t n) {
+  switch (rb) {
+    case 4: RING(4); break;
+    case 8: RING(8); break;
+    default: RING(rb); break;
+  }
+}
+#undef RING
+
 static tfq_code gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_order, tfq_tuple *t,
-                       tfq_status *st) {
+                       const int64_t *js, const int64_t *ls, tfq_status *st) {
   tfq_code rc = TFQ_OK;
   for (size_t c = 0; c < p->ncols; c++) {
     const pl_column *col = &p->cols[c];
@@ -471,6 +521,7 @@ static tfq_code gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_o
     int64_t w = col->width;
     if (col->dtype != TFQ_STRING) {
       size_t rb = (size_t)w * tfq_dtype_size(col->dtype);
+      if (js && p->ring[c]) continue; /* from the ring, once nothing can fail (below) */
       if (in_order)
         gather_runs(o->data, pick, n, c, rb);
       else
@@ -481,6 +532,9 @@ static tfq_code gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_o
      * borrows from (no copy; the parts' storage lives as long as the batch) */
     if ((rc = view_strings(o, pick, n, c, w, st))) break;
   }
+  for (size_t c = 0; !rc && js && c < p->ncols; c++)
+    if (p->ring[c])
+      ring_gather(t->c[p->cols[c].slot]->data, p->ring[c], ring_bytes(p, c), js, ls, n);
   return rc;
 }
 
@@ -527,22 +581,32 @@ static tfq_code next_batch(tfq_pipeline *p, tfq_tuple *dst, tfq_tuple **out, tfq
   if (!t && (rc = tfq_tuple_new(p->nslots, &t, st))) return rc;
   pl_slot *pick = p->slots; /* unshuffled: the slots in order */
   pl_slot local[256];
+  int64_t js_s[256], ls_s[256], *js = NULL, *ls = NULL;
   if (shuffle) {
-    pick = n <= 256 ? local : tfq_malloc((size_t)n * sizeof *pick);
-    if (!pick) {
+    int big = n > 256;
+    pick = big ? tfq_malloc((size_t)n * sizeof *pick) : local;
+    js = big ? tfq_malloc((size_t)n * sizeof *js) : js_s;
+    ls = big ? tfq_malloc((size_t)n * sizeof *ls) : ls_s;
+    if (!pick || !js || !ls) {
+      if (big) tfq_free(pick), tfq_free(js), tfq_free(ls);
       if (!dst) tfq_tuple_free(t);
       return TFQ__OOM(st);
     }
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = 0; i < n; i++) { /* RandomShuffleQueue's draw: swap-with-last */
       uint32_t j = tfq__pcg32_bounded(&p->rng, (uint32_t)p->size);
+      js[i] = j;
+      ls[i] = --p->size;
       pick[i] = p->slots[j];
-      p->slots[j] = p->slots[--p->size];
+      p->slots[j] = p->slots[p->size];
     }
   }
-  rc = gather(p, pick, n, !shuffle, t, st);
+  rc = gather(p, pick, n, !shuffle, t, js, ls, st);
+  if (shuffle && js != js_s) tfq_free(js), tfq_free(ls);
   if (rc) { /* out of memory: the drawn rows go back into the buffer, nothing is lost */
-    if (shuffle)
+    if (shuffle) {
       for (int64_t i = 0; i < n; i++) p->slots[p->size++] = pick[i];
+      pl_ring_reload(p); /* the ring was not touched: it follows the slots again */
+    }
     if (shuffle && pick != local) tfq_free(pick);
     if (!dst) tfq_tuple_free(t);
     return rc;
@@ -651,6 +715,8 @@ void tfq_pipeline_free(tfq_pipeline *p) {
   tfq_free(p->ready);
   for (int64_t i = 0; i < p->size; i++) unref(p, p->slots[i].part, 1);
   tfq_free(p->slots);
+  for (size_t c = 0; p->ring && c < p->ncols; c++) tfq_free(p->ring[c]);
+  tfq_free(p->ring);
   while (p->stream) unref(p, stream_pop(p), 1);
   if (p->error) pl_part_free(p->error, p->ncols);
   pl_source_free(p);

@@ -191,6 +191,10 @@ struct tfq_pipeline {
   pl_part *stream, *stream_tail;
   pl_slot *slots;
   int64_t size;
+  /* shuffling: each dense numeric column's values of the slots, copied in as records enter the
+   * buffer, so that draws read a small contiguous ring rather than the scattered parts (ncols
+   * entries, NULL for string and sparse columns; NULL without shuffling) */
+  char **ring;
   int ended;       /* the stream reached its end */
   pl_part *error;  /* the bad record that stops the pipeline */
   tfq_code sticky; /* returned again once the error was returned */
@@ -248,6 +252,8 @@ void pl_part_free(pl_part *q, size_t ncols);
 /* A PART_BAD from a status. */
 pl_part *pl_part_bad(const tfq_status *s, const char *where, int fatal);
 
+/* Copies every slot's dense values into the ring (after a restore). */
+void pl_ring_reload(tfq_pipeline *p);
 /* Publishes the consumer's counters for tfq_pipeline_get_stats() from any thread. */
 void pl_publish(tfq_pipeline *p);
 

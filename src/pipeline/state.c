@@ -515,6 +515,7 @@ tfq_code tfq_pipeline_restore(tfq_pipeline *p, const void *state, size_t len, tf
     buf->refs = (int64_t)nslots; /* slots only: it is not in the stream */
   }
   p->size = (int64_t)nslots;
+  pl_ring_reload(p);
   pl_stream_append(p, head);
   p->rng.state = rs;
   p->rng.inc = ri;
