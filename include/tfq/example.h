@@ -242,6 +242,10 @@ TFQ_API tfq_dtype tfq_example_config_dtype(const tfq_example_config *cfg, size_t
  * tfq_example_config_dims returns a borrowed array of tfq_example_config_rank() dims (NULL for
  * rank 0). */
 TFQ_API int tfq_example_config_rank(const tfq_example_config *cfg, size_t i);
+/* The default of feature i: a FixedLen feature's default_value (of the feature's shape), a
+ * FixedLenSequence feature's padding (one element), or NULL (a required FixedLen feature, a
+ * sequence padded with 0 or "", sparse features).  Borrowed from `cfg`.  Since: 0.3 */
+TFQ_API const tfq_tensor *tfq_example_config_default(const tfq_example_config *cfg, size_t i);
 TFQ_API const int64_t *tfq_example_config_dims(const tfq_example_config *cfg, size_t i);
 /* The index of the feature named `key`, or -1. */
 TFQ_API int64_t tfq_example_config_find(const tfq_example_config *cfg, const char *key);

@@ -184,10 +184,13 @@ TFQ_API tfq_code tfq_pipeline_options_set_sample_file(tfq_pipeline_options *o, c
 TFQ_API void tfq_pipeline_options_set_fixed_length(tfq_pipeline_options *o, int64_t record_bytes,
                                                    int64_t header_bytes, int64_t footer_bytes,
                                                    int64_t hop_bytes);
-/* TFQ_FORMAT_EXAMPLES: the features to parse: FixedLen features with a fully defined shape (a
- * dense column each) and VarLen features (a sparse column each: TF's batched SparseTensor),
- * named by their keys, in the config's order (sorted keys); FixedLenSequence and Sparse features
- * are refused (TFQ_UNIMPLEMENTED at tfq_pipeline_new; the read-parse op of tfq/ops.h takes them).
+/* TFQ_FORMAT_EXAMPLES: the features to parse, one column each, named by their keys, in the
+ * config's order (sorted keys), batched as TF's parse_example batches them: a FixedLen feature
+ * with a fully defined shape is a dense column [n, shape]; a VarLen feature a sparse column (TF's
+ * SparseTensor, three slots); a FixedLenSequence feature a dense column [n, the most rows of a
+ * record in the batch, row shape], each record's rows followed by the padding (its
+ * default_value, else 0 or "").  Sparse features are refused (TFQ_UNIMPLEMENTED at
+ * tfq_pipeline_new; the read-parse op of tfq/ops.h takes them).
  * Ownership: `cfg` borrowed; it must outlive every pipeline made from these options.  Since: 0.3 */
 TFQ_API void tfq_pipeline_options_set_features(tfq_pipeline_options *o,
                                                const tfq_example_config *cfg);
@@ -292,7 +295,8 @@ TFQ_API size_t tfq_pipeline_num_slots(const tfq_pipeline *p);
 TFQ_API size_t tfq_pipeline_column_slot(const tfq_pipeline *p, size_t i);
 TFQ_API int tfq_pipeline_column_is_sparse(const tfq_pipeline *p, size_t i);
 
-/* Columns of the batches: count, names, dtypes, per-record shapes (a sparse column: [-1]).
+/* Columns of the batches: count, names, dtypes, per-record shapes (a sparse column: [-1]; a
+ * FixedLenSequence column: [-1, row shape]).
  * Ownership: strings and arrays borrowed from `p`.  Thread-safety: any.  Since: 0.3 */
 TFQ_API size_t tfq_pipeline_num_columns(const tfq_pipeline *p);
 TFQ_API const char *tfq_pipeline_column_name(const tfq_pipeline *p, size_t i);

@@ -596,6 +596,9 @@ tfq_dtype tfq_example_config_dtype(const tfq_example_config *cfg, size_t i) {
   return cfg->f[i].dtype;
 }
 int tfq_example_config_rank(const tfq_example_config *cfg, size_t i) { return cfg->f[i].rank; }
+const tfq_tensor *tfq_example_config_default(const tfq_example_config *cfg, size_t i) {
+  return cfg->f[i].def;
+}
 const int64_t *tfq_example_config_dims(const tfq_example_config *cfg, size_t i) {
   return cfg->f[i].rank ? cfg->f[i].dims : NULL;
 }

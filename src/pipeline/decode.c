@@ -105,6 +105,52 @@ static int decode_span(tfq_pipeline *p, pl_step *in, pl_chunk *c, tfq_status *st
   return 1;
 }
 
+/* The FixedLenSequence columns of records [lo, hi) into q (ragged: values and splits): each
+ * record parsed alone with the sequence features' config, which gives its own rows, unpadded (the
+ * batch output pads every record to the longest).  The batch parse succeeded, so these do. */
+static tfq_code decode_seq(tfq_pipeline *p, pl_step *in, int64_t lo, int64_t hi, pl_part *q,
+                           tfq_status *st) {
+  int64_t n = hi - lo;
+  tfq_example_result **res = tfq__calloc((size_t)(n ? n : 1), sizeof *res);
+  tfq_code rc = res ? TFQ_OK : TFQ__OOM(st);
+  if (!rc && !q->splits && !(q->splits = tfq__calloc(p->ncols, sizeof *q->splits)))
+    rc = TFQ__OOM(st);
+  for (int64_t r = 0; !rc && r < n; r++)
+    rc = tfq_parse_example_strings(p->seq_cfg, in->ptrs + lo + r, in->lens + lo + r, 1, NULL, NULL,
+                                   &res[r], st);
+  for (size_t c = 0; !rc && c < p->ncols; c++) {
+    const pl_column *col = &p->cols[c];
+    if (!col->seq) continue;
+    int64_t *sp = q->splits[c] = tfq_malloc((size_t)(n + 1) * sizeof *sp);
+    if (!sp) {
+      rc = TFQ__OOM(st);
+      break;
+    }
+    sp[0] = 0;
+    for (int64_t r = 0; r < n; r++) /* [1, rows, row shape]: the record's rows */
+      sp[r + 1] = sp[r] + tfq_tensor_dim(tfq_example_result_dense(res[r], col->seq_out), 1);
+    int64_t flat = sp[n] * col->width;
+    if ((rc = tfq__tensor_alloc(col->dtype, &flat, 1, 0, &q->cols[c], st))) break;
+    for (int64_t r = 0; !rc && r < n; r++) {
+      const tfq_tensor *d = tfq_example_result_dense(res[r], col->seq_out);
+      int64_t k = tfq_tensor_num_elements(d), at = sp[r] * col->width;
+      if (col->dtype != TFQ_STRING) {
+        size_t es = tfq_dtype_size(col->dtype);
+        memcpy((char *)q->cols[c]->data + (size_t)at * es, tfq_tensor_cdata(d), (size_t)k * es);
+        continue;
+      }
+      for (int64_t e = 0; !rc && e < k; e++) {
+        size_t len;
+        const char *s = tfq_tensor_string(d, e, &len);
+        if (tfq__tensor_put_string(q->cols[c], at + e, s, len)) rc = TFQ__OOM(st);
+      }
+    }
+  }
+  for (int64_t r = 0; res && r < n; r++) tfq_example_result_free(res[r]);
+  tfq_free(res);
+  return rc;
+}
+
 /* The keys of a step whose lines came from the buffer. */
 static tfq_code in_keys(pl_step *in, tfq_status *st) {
   if (in->keys) return TFQ_OK;
@@ -152,6 +198,7 @@ static tfq_code decode_rows(tfq_pipeline *p, pl_step *in, int64_t lo, int64_t hi
                                    &r, st);
     if (!rc) {
       for (size_t i = 0; !rc && i < nd; i++) {
+        if (p->cols[i].seq) continue; /* decode_seq, below */
         if (!p->cols[i].sparse) {
           q->cols[i] = tfq_tensor_ref(tfq_example_result_dense(r, i));
           continue;
@@ -178,6 +225,7 @@ static tfq_code decode_rows(tfq_pipeline *p, pl_step *in, int64_t lo, int64_t hi
         sp_rows[hi - lo] = j;
       }
       tfq_example_result_free(r);
+      if (!rc && p->seq_cfg) rc = decode_seq(p, in, lo, hi, q, st);
     }
   } else {
     if (!(q->cols[0] = slice_strings(in->values, lo, hi, NULL))) rc = TFQ__OOM(st);

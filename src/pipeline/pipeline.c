@@ -79,8 +79,9 @@ static tfq_code check_options(tfq_pipeline *p, tfq_status *st) {
 /* Bytes of one record of dense numeric column c in the ring, or 0 (no ring for it). */
 static size_t ring_bytes(const tfq_pipeline *p, size_t c) {
   const pl_column *col = &p->cols[c];
-  return col->sparse || col->dtype == TFQ_STRING ? 0
-                                                 : (size_t)col->width * tfq_dtype_size(col->dtype);
+  return PL_RAGGED(col) || col->dtype == TFQ_STRING
+             ? 0
+             : (size_t)col->width * tfq_dtype_size(col->dtype);
 }
 
 static tfq_code ring_new(tfq_pipeline *p, tfq_status *st) {
@@ -470,6 +471,48 @@ static tfq_code gather_sparse(const pl_column *col, const pl_slot *pick, int64_t
   return TFQ_OK;
 }
 
+/* A FixedLenSequence column of the picked records as TF batches it: dense [n, the most rows,
+ * row shape], each record's rows then the padding. */
+static tfq_code gather_seq(const pl_column *col, const pl_slot *pick, int64_t n, size_t c,
+                           tfq_tuple *t, tfq_status *st) {
+  int64_t most = 0, w = col->width;
+  for (int64_t i = 0; i < n; i++) {
+    const int64_t *sp = pick[i].part->splits[c] + pick[i].row;
+    if (sp[1] - sp[0] > most) most = sp[1] - sp[0];
+  }
+  int64_t dims[9];
+  dims[0] = n;
+  dims[1] = most;
+  memcpy(dims + 2, col->dims + 1, (size_t)(col->rank - 1) * sizeof *dims);
+  tfq_tensor *o;
+  tfq_code rc = tfq__tensor_alloc(col->dtype, dims, col->rank + 1, 0, &o, st);
+  if (rc) return rc;
+  tfq_tuple_set_take(t, col->slot, o);
+  size_t es = col->dtype == TFQ_STRING ? 0 : tfq_dtype_size(col->dtype);
+  size_t pl = 0;
+  const char *ps = col->pad && !es ? tfq_tensor_string(col->pad, 0, &pl) : "";
+  for (int64_t i = 0; i < n; i++) {
+    const pl_part *q = pick[i].part;
+    const int64_t *sp = q->splits[c] + pick[i].row;
+    int64_t have = (sp[1] - sp[0]) * w, all = most * w, at = i * all;
+    if (es) {
+      char *d = (char *)o->data + (size_t)at * es;
+      memcpy(d, (const char *)q->cols[c]->data + (size_t)(sp[0] * w) * es, (size_t)have * es);
+      for (int64_t e = have; e < all; e++) /* the padding: default_value, else 0 */
+        if (col->pad)
+          memcpy(d + (size_t)e * es, tfq_tensor_cdata(col->pad), es);
+        else
+          memset(d + (size_t)e * es, 0, es);
+      continue;
+    }
+    const tfq__str *s = tfq__strs(q->cols[c]) + sp[0] * w;
+    for (int64_t e = 0; e < all; e++)
+      if (tfq__tensor_put_string(o, at + e, e < have ? s[e].p : ps, e < have ? s[e].len : pl))
+        return TFQ__OOM(st);
+  }
+  return TFQ_OK;
+}
+
 /* Whether slot tensor `o` can be refilled in place as a [n, dims] tensor of `col`. */
 static int refillable(const tfq_tensor *o, const pl_column *col, int64_t n) {
   if (!o || !tfq__tensor_sole(o) || o->dtype != col->dtype || o->rank != col->rank + 1 ||
@@ -506,6 +549,10 @@ static tfq_code gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_o
     const pl_column *col = &p->cols[c];
     if (col->sparse) {
       if ((rc = gather_sparse(col, pick, n, c, t, st))) break;
+      continue;
+    }
+    if (col->seq) {
+      if ((rc = gather_seq(col, pick, n, c, t, st))) break;
       continue;
     }
     tfq_tensor *o = t->c[col->slot];
@@ -725,6 +772,7 @@ void tfq_pipeline_free(tfq_pipeline *p) {
   for (size_t i = 0; i < p->nfiles; i++) tfq_free(p->files[i].path);
   tfq_free(p->files);
   tfq_csv_options_free(p->csv_owned);
+  tfq_example_config_free(p->seq_cfg);
   tfq_cancel_free(p->cancel);
   for (size_t i = 0; i < p->o.nfiles; i++) tfq_free(p->o.files[i]);
   tfq_free(p->o.files);

@@ -96,9 +96,10 @@ typedef struct pl_part {
   int64_t n;         /* records */
   int64_t taken;     /* records moved on from the front (into slots or a batch) */
   int64_t refs;      /* slots referring to it, + 1 while in the stream */
-  tfq_tensor **cols; /* ncols tensors [n, record shape] (PART_RECORDS); a sparse column: its
-                      * values [total], record r's at splits[c][r] .. splits[c][r + 1] */
-  int64_t **splits;  /* ncols entries, non-NULL for sparse columns (NULL when none is) */
+  tfq_tensor **cols; /* ncols tensors [n, record shape] (PART_RECORDS); a ragged column (sparse,
+                      * seq): its values, flat, record r's rows splits[c][r] .. splits[c][r + 1]
+                      * (row k: elements k * width .. (k + 1) * width) */
+  int64_t **splits;  /* ncols entries, non-NULL for ragged columns (NULL when none is) */
   /* PART_BAD */
   tfq_code code;
   int fatal; /* not skippable */
@@ -118,14 +119,19 @@ typedef struct pl_slot {
 } pl_slot;
 
 /* ---- the pipeline ---- */
+#define PL_RAGGED(col) ((col)->sparse || (col)->seq)
 typedef struct pl_column {
   char *name;
   tfq_dtype dtype;
   int rank;
   int64_t dims[8];
-  int64_t width; /* elements per record (a sparse column: per value) */
+  int64_t width; /* elements per record (a ragged column: per row) */
   int sparse;    /* a VarLen feature: per record a list; in a batch a SparseTensor */
-  size_t slot;   /* its first slot in a batch tuple (a sparse column has three) */
+  int seq;       /* a FixedLenSequence feature: per record rows of dims[1..]; in a batch a dense
+                  * [n, longest, dims[1..]] padded with `pad` (NULL: 0 or "") */
+  const tfq_tensor *pad;
+  size_t seq_out; /* its output in the pipeline's seq_cfg */
+  size_t slot;    /* its first slot in a batch tuple (a sparse column has three) */
 } pl_column;
 
 typedef struct pl_file {
@@ -157,6 +163,8 @@ struct tfq_pipeline {
   pl_column *cols;
   size_t ncols, nslots; /* columns; the tuple slots of a batch */
   tfq_csv_options *csv_owned;
+  tfq_example_config *seq_cfg; /* the FixedLenSequence features alone, to parse a record's own
+                                * rows (the batch output pads them) */
   const tfq_csv_options *csv;
   tfq_reader_options *ropts;
   tfq_reader_kind kind;

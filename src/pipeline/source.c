@@ -184,15 +184,33 @@ static tfq_code setup_columns(tfq_pipeline *p, tfq_status *st) {
         int rank = tfq_example_config_rank(cfg, i);
         const int64_t *dims = tfq_example_config_dims(cfg, i);
         tfq_example_kind kind = tfq_example_config_kind(cfg, i);
-        int var = kind == TFQ_EXAMPLE_VAR_LEN;
-        int ok = var || (kind == TFQ_EXAMPLE_FIXED_LEN && rank >= 0);
-        for (int d = 0; ok && !var && d < rank; d++) ok = dims[d] >= 0;
+        int var = kind == TFQ_EXAMPLE_VAR_LEN, seq = kind == TFQ_EXAMPLE_FIXED_LEN_SEQUENCE;
+        int ok = var || (kind == TFQ_EXAMPLE_FIXED_LEN && rank >= 0) || (seq && rank >= 1);
+        for (int d = seq; ok && !var && d < rank; d++) ok = dims[d] >= 0;
         if (!ok)
           return tfq_status_set(st, TFQ_UNIMPLEMENTED,
                                 "feature %s: the pipeline takes FixedLen features with a fully "
-                                "defined shape and VarLen features (parse FixedLenSequence and "
+                                "defined shape, VarLen and FixedLenSequence features (parse "
                                 "Sparse features with tfq_read_parse_op)",
                                 key);
+        if (seq) { /* rows of dims[1..]: parsed per record too, for each record's own rows */
+          const tfq_tensor *pad = tfq_example_config_default(cfg, i);
+          if (!p->seq_cfg && (rc = tfq_example_config_new(&p->seq_cfg, st))) return rc;
+          if ((rc = tfq_example_config_add_fixed_len_sequence(p->seq_cfg, key,
+                                                              tfq_example_config_dtype(cfg, i),
+                                                              dims + 1, rank - 1, 1, pad, st)))
+            return rc;
+          if ((rc = add_column(p, key, strlen(key), tfq_example_config_dtype(cfg, i), dims, rank,
+                               st)))
+            return rc;
+          pl_column *col = &p->cols[p->ncols - 1];
+          col->seq = 1;
+          col->pad = pad;
+          col->seq_out = tfq_example_config_size(p->seq_cfg) - 1;
+          col->width = 1;
+          for (int d = 1; d < rank; d++) col->width *= dims[d];
+          continue;
+        }
         const int64_t unknown = -1;
         rc = add_column(p, key, strlen(key), tfq_example_config_dtype(cfg, i),
                         var ? &unknown : dims, var ? 1 : rank, st);

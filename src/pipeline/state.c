@@ -104,10 +104,10 @@ static void put_record(tfq_pipeline *p, wbuf *b, const pl_part *q, int64_t row) 
   for (size_t c = 0; c < p->ncols; c++) {
     const pl_column *col = &p->cols[c];
     int64_t lo = row * col->width, hi = lo + col->width;
-    if (col->sparse) { /* a VarLen list: its length, then its values */
-      lo = q->splits[c][row];
-      hi = q->splits[c][row + 1];
-      put_u64(b, (uint64_t)(hi - lo));
+    if (PL_RAGGED(col)) { /* a VarLen list or a sequence: its rows, then their values */
+      lo = q->splits[c][row] * col->width;
+      hi = q->splits[c][row + 1] * col->width;
+      put_u64(b, (uint64_t)(q->splits[c][row + 1] - q->splits[c][row]));
     }
     if (col->dtype == TFQ_STRING) {
       const tfq__str *s = tfq__strs(q->cols[c]);
@@ -319,13 +319,13 @@ static int get_record(tfq_pipeline *p, rbuf *b, pl_part *q, int64_t r, int64_t *
   for (size_t c = 0; c < p->ncols; c++) {
     const pl_column *col = &p->cols[c];
     int64_t at = r * col->width, k = col->width;
-    if (col->sparse) {
-      uint64_t len = get_u64(b);
-      if (b->bad || len > b->n) return -1;
-      k = (int64_t)len;
-      at = tot[c];
-      if (pass) q->splits[c][r] = at;
-      tot[c] += k;
+    if (PL_RAGGED(col)) {
+      uint64_t rows = get_u64(b);
+      if (b->bad || rows > b->n) return -1;
+      k = (int64_t)rows * col->width;
+      at = tot[c] * col->width;
+      if (pass) q->splits[c][r] = tot[c];
+      tot[c] += (int64_t)rows;
     }
     if (col->dtype == TFQ_STRING) {
       for (int64_t e = 0; e < k; e++) {
@@ -352,7 +352,7 @@ static pl_part *get_records(tfq_pipeline *p, rbuf *b, int64_t n) {
   if (!q || !tot || !(q->cols = tfq__calloc(p->ncols, sizeof *q->cols))) goto fail;
   q->n = n;
   int any_sparse = 0;
-  for (size_t c = 0; c < p->ncols; c++) any_sparse |= p->cols[c].sparse;
+  for (size_t c = 0; c < p->ncols; c++) any_sparse |= PL_RAGGED(&p->cols[c]);
   if (any_sparse) {
     size_t start = b->off;
     for (int64_t r = 0; r < n; r++)
@@ -365,9 +365,10 @@ static pl_part *get_records(tfq_pipeline *p, rbuf *b, int64_t n) {
     int64_t dims[9];
     dims[0] = n;
     memcpy(dims + 1, col->dims, (size_t)col->rank * sizeof *dims);
-    if (col->sparse) {
+    if (PL_RAGGED(col)) {
+      int64_t flat = tot[c] * col->width;
       if (!(q->splits[c] = tfq_malloc((size_t)(n + 1) * sizeof *q->splits[c])) ||
-          tfq__tensor_alloc(col->dtype, &tot[c], 1, 0, &q->cols[c], NULL))
+          tfq__tensor_alloc(col->dtype, &flat, 1, 0, &q->cols[c], NULL))
         goto fail;
       q->splits[c][n] = tot[c];
       tot[c] = 0;

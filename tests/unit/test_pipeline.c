@@ -983,9 +983,10 @@ Test(pipeline, inferred_specs_equal_what_tfq_cat_prints) {
   }
 }
 
-/* ---- Example input with VarLen features ----
+/* ---- Example input with VarLen and FixedLenSequence features ----
  * Record i: "id" int64 = i (FixedLen []), "tags" bytes = t<i>_0 .. t<i>_<i%4 - 1> (VarLen),
- * "w" float = i + 0.5, i + 1.5, .. (i % 3 values, VarLen), hand-encoded as protobuf. */
+ * "w" float = i + 0.5, i + 1.5, .. (i % 3 values, VarLen), "xy" float rows of [2], row k =
+ * (i + k, -(i + k)) for k < i % 5 (FixedLenSequence, padding -1), hand-encoded as protobuf. */
 
 typedef struct {
   unsigned char *p;
@@ -1053,6 +1054,13 @@ static char *write_examples(const char *name, int64_t lo, int64_t hi) {
     }
     if (packed.n) pb_len(&l, 1, &packed); /* float_list {value: [...]} (packed) */
     pb_feature(&features, "w", 2, &l);
+    l.n = packed.n = 0;
+    for (int64_t k = 0; k < i % 5; k++) {
+      float xy[2] = {(float)(i + k), -(float)(i + k)};
+      pb_put(&packed, xy, 8);
+    }
+    if (packed.n) pb_len(&l, 1, &packed);
+    pb_feature(&features, "xy", 2, &l);
     pb_len(&ex, 1, &features);
     OK(tfq_tfrecord_writer_write(w, (const char *)ex.p, ex.n, NULL));
     free(features.p);
@@ -1071,6 +1079,12 @@ static tfq_example_config *example_cfg(void) {
   OK(tfq_example_config_add_fixed_len(cfg, "id", TFQ_INT64, NULL, 0, NULL, NULL));
   OK(tfq_example_config_add_var_len(cfg, "tags", TFQ_STRING, NULL));
   OK(tfq_example_config_add_var_len(cfg, "w", TFQ_FLOAT, NULL));
+  tfq_tensor *pad;
+  OK(tfq_tensor_new(TFQ_FLOAT, NULL, 0, &pad, NULL));
+  *(float *)tfq_tensor_data(pad) = -1.0f;
+  const int64_t row = 2;
+  OK(tfq_example_config_add_fixed_len_sequence(cfg, "xy", TFQ_FLOAT, &row, 1, 1, pad, NULL));
+  tfq_tensor_free(pad);
   return cfg;
 }
 
@@ -1114,9 +1128,26 @@ static void check_example_batch(const tfq_pipeline *p, const tfq_tuple *b, int64
             (long long)ts[1]);
   const int64_t *ws = tfq_tensor_cdata(tfq_tuple_get(b, sw + 2));
   cr_assert(ws[0] == n && ws[1] == wlong && wk == tfq_tensor_dim(tfq_tuple_get(b, sw + 1), 0));
+  /* xy: dense [n, the most rows, 2], each record's rows then the padding -1 */
+  const tfq_tensor *xy = tfq_tuple_get(b, tfq_pipeline_column_slot(p, 3));
+  int64_t most = 0;
+  for (int64_t r = 0; r < n; r++)
+    if (iv[r] % 5 > most) most = iv[r] % 5;
+  cr_assert(tfq_tensor_rank(xy) == 3 && tfq_tensor_dim(xy, 0) == n &&
+                tfq_tensor_dim(xy, 1) == most && tfq_tensor_dim(xy, 2) == 2,
+            "xy shape");
+  const float *xv = tfq_tensor_cdata(xy);
+  for (int64_t r = 0; r < n; r++)
+    for (int64_t row = 0; row < most; row++) {
+      const float *e = xv + (r * most + row) * 2;
+      int real = row < iv[r] % 5;
+      float x = real ? (float)(iv[r] + row) : -1.0f, y = real ? -x : -1.0f;
+      cr_assert(e[0] == x && e[1] == y, "record %lld row %lld: %g %g", (long long)iv[r],
+                (long long)row, e[0], e[1]);
+    }
 }
 
-Test(pipeline, varlen_example_features_come_as_tf_batches_them_and_survive_a_restore) {
+Test(pipeline, varlen_and_sequence_features_come_as_tf_batches_them_and_survive_a_restore) {
   char *f[2] = {write_examples("a.tfrecord", 0, 700), write_examples("b.tfrecord", 700, 1000)};
   tfq_example_config *cfg = example_cfg();
   tfq_pipeline_options *o;
@@ -1133,8 +1164,10 @@ Test(pipeline, varlen_example_features_come_as_tf_batches_them_and_survive_a_res
   tfq_pipeline_options_set_num_threads(o, 2);
   tfq_pipeline_options_set_step(o, 70);
   tfq_pipeline *p = make(o);
-  cr_assert_eq(tfq_pipeline_num_columns(p), 3);
-  cr_assert_eq(tfq_pipeline_num_slots(p), 7);
+  cr_assert_eq(tfq_pipeline_num_columns(p), 4);
+  cr_assert_eq(tfq_pipeline_num_slots(p), 8);
+  cr_assert(tfq_pipeline_column_rank(p, 3) == 2 && tfq_pipeline_column_dims(p, 3)[0] == -1 &&
+            tfq_pipeline_column_dims(p, 3)[1] == 2);
   cr_assert(!tfq_pipeline_column_is_sparse(p, 0) && tfq_pipeline_column_is_sparse(p, 1));
   int64_t ids[1000], k = 0, ids2[1000], k2 = 0;
   tfq_tuple *b;
