@@ -77,11 +77,15 @@ TFQ_EXTERN_C_BEGIN
 
 /* The input's format. */
 typedef enum tfq_format {
-  TFQ_FORMAT_CSV = 0,         /* lines of delimited fields, decoded by decode_csv */
-  TFQ_FORMAT_TEXT = 1,        /* lines, one string column "line" */
-  TFQ_FORMAT_TFRECORD = 2,    /* TFRecord records, one string column "record" */
-  TFQ_FORMAT_EXAMPLES = 3,    /* TFRecord files of tf.train.Example, parsed by parse_example */
-  TFQ_FORMAT_FIXED_LENGTH = 4 /* fixed-length records, one string column "record" */
+  TFQ_FORMAT_CSV = 0,          /* lines of delimited fields, decoded by decode_csv */
+  TFQ_FORMAT_TEXT = 1,         /* lines, one string column "line" */
+  TFQ_FORMAT_TFRECORD = 2,     /* TFRecord records, one string column "record" */
+  TFQ_FORMAT_EXAMPLES = 3,     /* TFRecord files of tf.train.Example, parsed by parse_example */
+  TFQ_FORMAT_FIXED_LENGTH = 4, /* fixed-length records, one string column "record" */
+  /* TFRecord files: parsed as TFQ_FORMAT_EXAMPLES when the first file's first records are
+   * tf.train.Example (tfq-cat's rule, see set_features), else raw records as
+   * TFQ_FORMAT_TFRECORD; tfq_pipeline_format() gives the outcome.  Since: 0.3 */
+  TFQ_FORMAT_TFRECORD_AUTO = 5
 } tfq_format;
 
 /* ---- options --------------------------------------------------------------------------------
@@ -164,11 +168,13 @@ TFQ_API void tfq_pipeline_options_set_skip_header_lines(tfq_pipeline_options *o,
 /* CSV column inference (see set_columns): the records of the first file sampled, rows >= 1
  * (exactly that many, whatever the width of the rows, when the file has them).  Default -1:
  * tfq-cat's rule, 100 records, fewer for rows of more than 1310 fields (2^17 values' worth) but
- * never fewer than 10.  Another value is refused by tfq_pipeline_new() when it infers
- * ("infer_rows must be >= 1 ...", TFQ_INVALID_ARGUMENT).  Thread-safety: as the builder.
- * Since: 0.3 */
+ * never fewer than 10.  Example feature inference and TFQ_FORMAT_TFRECORD_AUTO's detection (see
+ * set_features) sample `rows` records too; -1: tfq-cat's 100.  Another value is refused by
+ * tfq_pipeline_new() when it infers or detects ("infer_rows must be >= 1 ...",
+ * TFQ_INVALID_ARGUMENT).  Thread-safety: as the builder.  Since: 0.3 */
 TFQ_API void tfq_pipeline_options_set_infer_rows(tfq_pipeline_options *o, int64_t rows);
-/* CSV: column inference and the header names read `path` instead of the first input file: for
+/* CSV: column inference and the header names, Examples: feature inference and
+ * TFQ_FORMAT_TFRECORD_AUTO's detection, read `path` instead of the first input file: for
  * standard input (a pipe cannot be read twice), whose first bytes a tool saves aside in a file
  * (as tfq-cat does in a memfd).  It is read with the pipeline's compression, and a compressed
  * stream cut short ends there silently (a prefix).  NULL: the first input again.  (Without a
@@ -184,14 +190,36 @@ TFQ_API tfq_code tfq_pipeline_options_set_sample_file(tfq_pipeline_options *o, c
 TFQ_API void tfq_pipeline_options_set_fixed_length(tfq_pipeline_options *o, int64_t record_bytes,
                                                    int64_t header_bytes, int64_t footer_bytes,
                                                    int64_t hop_bytes);
-/* TFQ_FORMAT_EXAMPLES: the features to parse, one column each, named by their keys, in the
- * config's order (sorted keys), batched as TF's parse_example batches them: a FixedLen feature
- * with a fully defined shape is a dense column [n, shape]; a VarLen feature a sparse column (TF's
- * SparseTensor, three slots); a FixedLenSequence feature a dense column [n, the most rows of a
- * record in the batch, row shape], each record's rows followed by the padding (its
- * default_value, else 0 or "").  Sparse features are refused (TFQ_UNIMPLEMENTED at
- * tfq_pipeline_new; the read-parse op of tfq/ops.h takes them).
- * Ownership: `cfg` borrowed; it must outlive every pipeline made from these options.  Since: 0.3 */
+/* TFQ_FORMAT_EXAMPLES (and TFQ_FORMAT_TFRECORD_AUTO when it finds Examples): the features to
+ * parse, one column each, named by their keys, in the config's order (sorted keys), batched as
+ * TF's parse_example batches them: a FixedLen feature with a fully defined shape is a dense
+ * column [n, shape]; a VarLen feature a sparse column (TF's SparseTensor, three slots); a
+ * FixedLenSequence feature a dense column [n, the most rows of a record in the batch, row
+ * shape], each record's rows followed by the padding (its default_value, else 0 or "").  Sparse
+ * features are refused (TFQ_UNIMPLEMENTED at tfq_pipeline_new; the read-parse op of tfq/ops.h
+ * takes them); an empty config is refused (TFQ_INVALID_ARGUMENT).
+ *
+ * Without features (cfg NULL, the default), tfq_pipeline_new() infers them as tfq-cat does
+ * (docs/tfq-cat.md, "tf.train.Example"), from a sample of the first input file (after sharding
+ * by file; or the sample file) read through a TFRecord reader with the pipeline's compression:
+ * its first 100 records (see set_infer_rows); a read error ends the sample.  A key with the same
+ * value count k in every sampled Example is a required FixedLen feature (no default; shape [] for
+ * k = 1, else [k]); any other key (one missing from some Example, with counts that differ, or
+ * only ever an empty Feature) is VarLen; the dtype is that of its first non-empty list (float32,
+ * int64 or string; string when it never has one).  Keys holding a NUL byte cannot be requested
+ * and are left out.  A sample without a feature fails tfq_pipeline_new() with
+ * TFQ_INVALID_ARGUMENT "no features to infer from the first records of <file>: give the features
+ * (...)" (or, when the sample ended on a read error, that error's code and "cannot infer the
+ * features of <file>: <reason>").  Records of the sample that are not Examples are left out of
+ * the inference (the pipeline reports them when it parses them).
+ *
+ * TFQ_FORMAT_TFRECORD_AUTO reads the same sample and finds Examples when every sampled record
+ * parses as one by the structural rules of TF's fast parser and at least one names a feature
+ * (tfq-cat's rule); the features are then `cfg` when given, else inferred as above.  Otherwise
+ * (an empty file too) the records are raw, one string column "record".
+ * tfq_pipeline_features_spec() gives the features used.
+ * Ownership: `cfg` borrowed; it must outlive every pipeline made from these options (an inferred
+ * config is the pipeline's own).  Thread-safety: as the builder.  Since: 0.3 */
 TFQ_API void tfq_pipeline_options_set_features(tfq_pipeline_options *o,
                                                const tfq_example_config *cfg);
 /* A last string column "key" holding each record's reader key ("<file>:<n>").  Since: 0.3 */
@@ -247,7 +275,9 @@ TFQ_API void tfq_pipeline_options_set_bad_record_fn(tfq_pipeline_options *o, tfq
 typedef struct tfq_pipeline tfq_pipeline;
 
 /* Makes a pipeline: expands the inputs, checks the options, reads the header line when asked,
- * infers CSV columns when none are given (see set_columns).  No thread runs yet.
+ * infers CSV columns when none are given (see set_columns), detects Examples
+ * (TFQ_FORMAT_TFRECORD_AUTO) and infers their features when none are given (see
+ * set_features).  No thread runs yet.
  * @return TFQ_OK; TFQ_INVALID_ARGUMENT a bad option ("batch_size must be > 0", "no input file",
  *         "min_after_dequeue (m) must be below capacity (c)", "infer_rows must be >= 1 ...",
  *         ...); TFQ_NOT_FOUND an input or sample file that does not exist or a pattern matching
@@ -311,6 +341,25 @@ TFQ_API const int64_t *tfq_pipeline_column_dims(const tfq_pipeline *p, size_t i)
  * gives the same columns and batches.  NULL for csv options (set_csv_options) and the other
  * formats.  Ownership: borrowed from `p`.  Thread-safety: any.  Since: 0.3 */
 TFQ_API const char *tfq_pipeline_columns_spec(const tfq_pipeline *p);
+
+/* The pipeline's format: the one set, or for TFQ_FORMAT_TFRECORD_AUTO what the input turned out
+ * to be (TFQ_FORMAT_EXAMPLES or TFQ_FORMAT_TFRECORD).  REQUIRES: p not NULL.  Thread-safety: any.
+ * Since: 0.3 */
+TFQ_API tfq_format tfq_pipeline_format(const tfq_pipeline *p);
+/* The Example features (given or inferred) as a tfq-cat --features SPEC, formatted as tfq-cat
+ * prints its inferred --features: "NAME:TYPE[SHAPE]" entries joined by ", " in column order
+ * (sorted keys), TYPE float32, int64 or string, SHAPE none for [], "[d1,d2,...]" for FixedLen,
+ * "[*]" for VarLen, "[?]" or "[?,d2,...]" for FixedLenSequence; a NAME that is empty, holds one of
+ * ,:[]=" or starts or ends with a blank in double quotes ('"' doubled).  For inferred features
+ * the string is exactly tfq-cat's ("id:int64, name:string, tags:string[*], x:float32[2]").  A
+ * given FixedLen default follows as "=VALUE" (float32 with 9 significant digits, a string in
+ * double quotes when it is empty, holds ',' or '"' or starts or ends with a blank); the syntax
+ * holds one value repeated over the shape, so a default whose values differ shows its first one,
+ * and a string default is cut at a NUL byte; a FixedLenSequence padding is not shown (tfq-cat's
+ * SPEC has none).  Otherwise, given back to tfq-cat --features, it gives the same features.
+ * NULL for input that is not Example (the other formats, and TFQ_FORMAT_TFRECORD_AUTO on raw
+ * records) and for p NULL.  Ownership: borrowed from `p`.  Thread-safety: any.  Since: 0.3 */
+TFQ_API const char *tfq_pipeline_features_spec(const tfq_pipeline *p);
 
 /* Counters, a snapshot.  Fields may be added at the end (set `size` to sizeof before the call).
  */

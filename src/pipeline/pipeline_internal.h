@@ -25,7 +25,8 @@ struct tfq_pipeline_options {
   tfq_format format;
   tfq_compression compression;
   char *columns; /* the spec string, or NULL; in a pipeline's copy, after set-up: the columns'
-                  * spec string (given or inferred), formatted by pl_format_columns */
+                  * spec string (given or inferred), formatted by pl_format_columns; for Example
+                  * input the features' SPEC (pl_features_spec), so the fingerprint covers them */
   const tfq_csv_options *csv;
   char delim;
   char *na_value; /* decode_csv's na_value for a spec string, or NULL */
@@ -83,9 +84,13 @@ tfq_code pl_infer_columns(tfq_pipeline *p, tfq_status *st);
  * names unchanged). */
 tfq_code pl_header_names(tfq_pipeline *p, size_t ncols, tfq_status *st);
 
-/* Shuffle buffers of up to this many records keep CSV string fields as views of the reader's
- * buffers (source.c, decode_span); larger ones copy them. */
-#define PL_VIEW_CAPACITY 4096
+/* infer_example.c: Example input without features and TFRecord input that may hold Examples,
+ * with tfq-cat's rules.  For TFQ_FORMAT_TFRECORD_AUTO, resolves p->o.format (Examples or raw
+ * records) from a sample of the first file; for Examples without features, infers them into
+ * p->features_cfg and points p->o.features at it. */
+tfq_code pl_infer_features(tfq_pipeline *p, tfq_status *st);
+/* Sets p->o.columns to p->o.features as a --features SPEC (tfq_pipeline_features_spec()). */
+tfq_code pl_features_spec(tfq_pipeline *p, tfq_status *st);
 
 /* ---- parts and chunks ---- */
 enum { PART_RECORDS = 0, PART_BAD = 1, PART_END = 2 };
@@ -163,8 +168,9 @@ struct tfq_pipeline {
   pl_column *cols;
   size_t ncols, nslots; /* columns; the tuple slots of a batch */
   tfq_csv_options *csv_owned;
-  tfq_example_config *seq_cfg; /* the FixedLenSequence features alone, to parse a record's own
-                                * rows (the batch output pads them) */
+  tfq_example_config *seq_cfg;      /* the FixedLenSequence features alone, to parse a record's own
+                                     * rows (the batch output pads them) */
+  tfq_example_config *features_cfg; /* inferred features (o.features points at it), or NULL */
   const tfq_csv_options *csv;
   tfq_reader_options *ropts;
   tfq_reader_kind kind;
@@ -260,8 +266,18 @@ void pl_part_free(pl_part *q, size_t ncols);
 /* A PART_BAD from a status. */
 pl_part *pl_part_bad(const tfq_status *s, const char *where, int fatal);
 
-/* Copies every slot's dense values into the ring (after a restore). */
+/* batch.c: the ring (pipeline.h's shuffle buffer values, tfq_pipeline.ring): the bytes of
+ * one record of column c in it (0: no ring for c), its allocation, and a reload of every slot's
+ * values (after a restore or a rolled-back draw). */
+size_t pl_ring_bytes(const tfq_pipeline *p, size_t c);
+tfq_code pl_ring_new(tfq_pipeline *p, tfq_status *st);
 void pl_ring_reload(tfq_pipeline *p);
+/* batch.c: the n picked records into the batch tuple t (nslots slots): a slot tensor only t
+ * holds, of the batch's dtype and shape, is refilled in place; any other gets a new tensor.
+ * in_order: the picks are in input order (runs copied at once).  js/ls (shuffling): the draws'
+ * ring rows and the rows moved into their places, applied to the ring once nothing can fail. */
+tfq_code pl_gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_order, tfq_tuple *t,
+                   const int64_t *js, const int64_t *ls, tfq_status *st);
 /* Publishes the consumer's counters for tfq_pipeline_get_stats() from any thread. */
 void pl_publish(tfq_pipeline *p);
 

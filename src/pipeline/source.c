@@ -118,6 +118,10 @@ static tfq_code setup_columns(tfq_pipeline *p, tfq_status *st) {
   const tfq_pipeline_options *o = &p->o;
   tfq_code rc = TFQ_OK;
   char nm[32];
+  /* TFRecord input that may hold Examples, Examples without features: detected and inferred as
+   * tfq-cat does (infer_example.c), which settles o->format and o->features */
+  if (o->format == TFQ_FORMAT_TFRECORD_AUTO || (o->format == TFQ_FORMAT_EXAMPLES && !o->features))
+    if ((rc = pl_infer_features(p, st))) return rc;
   switch (o->format) {
     case TFQ_FORMAT_CSV: {
       if (o->csv) {
@@ -177,7 +181,9 @@ static tfq_code setup_columns(tfq_pipeline *p, tfq_status *st) {
     case TFQ_FORMAT_EXAMPLES: {
       const tfq_example_config *cfg = o->features;
       if (!cfg || tfq_example_config_size(cfg) == 0)
-        return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "features are required for Example input");
+        return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                              "the features given for Example input are empty (give none to "
+                              "infer them)");
       if ((rc = tfq_example_config_check(cfg, st))) return rc;
       for (size_t i = 0; !rc && i < tfq_example_config_size(cfg); i++) {
         const char *key = tfq_example_config_key(cfg, i);
@@ -219,6 +225,7 @@ static tfq_code setup_columns(tfq_pipeline *p, tfq_status *st) {
           p->cols[p->ncols - 1].width = 1;
         }
       }
+      if (!rc) rc = pl_features_spec(p, st); /* tfq_pipeline_features_spec() */
       break;
     }
     default: return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "unknown format %d", (int)o->format);
@@ -239,7 +246,8 @@ static tfq_code setup_reader(tfq_pipeline *p, tfq_status *st) {
   int64_t skip = o->skip_header_lines >= 0 ? o->skip_header_lines : 0;
   if (o->header && skip < 1) skip = 1;
   p->kind = TFQ_READER_TEXT_LINE;
-  if (o->format == TFQ_FORMAT_TFRECORD || o->format == TFQ_FORMAT_EXAMPLES)
+  if (o->format == TFQ_FORMAT_TFRECORD || o->format == TFQ_FORMAT_EXAMPLES ||
+      o->format == TFQ_FORMAT_TFRECORD_AUTO)
     p->kind = TFQ_READER_TFRECORD;
   if (o->format == TFQ_FORMAT_FIXED_LENGTH) {
     p->kind = TFQ_READER_FIXED_LENGTH;
