@@ -6,7 +6,7 @@
 #include "pipeline_internal.h"
 
 /* Bytes of one record of dense column c in the ring, or 0 (no ring for it). */
-size_t pl_ring_bytes(const tfq_pipeline *p, size_t c) {
+size_t tfq__pl_ring_bytes(const tfq_pipeline *p, size_t c) {
   const pl_column *col = &p->cols[c];
   if (PL_RAGGED(col)) return 0;
   /* a string column's ring holds its (pointer, length) pairs into the parts, which the slots
@@ -15,19 +15,19 @@ size_t pl_ring_bytes(const tfq_pipeline *p, size_t c) {
          (col->dtype == TFQ_STRING ? sizeof(tfq__str) : tfq_dtype_size(col->dtype));
 }
 
-tfq_code pl_ring_new(tfq_pipeline *p, tfq_status *st) {
+tfq_code tfq__pl_ring_new(tfq_pipeline *p, tfq_status *st) {
   if (!(p->ring = tfq__calloc(p->ncols, sizeof *p->ring))) return TFQ__OOM(st);
   for (size_t c = 0; c < p->ncols; c++) {
-    size_t rb = pl_ring_bytes(p, c), bytes;
+    size_t rb = tfq__pl_ring_bytes(p, c), bytes;
     if (rb && (!tfq__mul_ok(rb, (size_t)p->capacity, &bytes) || !(p->ring[c] = tfq_malloc(bytes))))
       return TFQ__OOM(st);
   }
   return TFQ_OK;
 }
 
-void pl_ring_reload(tfq_pipeline *p) {
+void tfq__pl_ring_reload(tfq_pipeline *p) {
   for (size_t c = 0; p->ring && c < p->ncols; c++) {
-    size_t rb = pl_ring_bytes(p, c);
+    size_t rb = tfq__pl_ring_bytes(p, c);
     for (int64_t i = 0; rb && i < p->size; i++)
       memcpy(p->ring[c] + (size_t)i * rb,
              (const char *)p->slots[i].part->cols[c]->data + (size_t)p->slots[i].row * rb, rb);
@@ -218,8 +218,8 @@ static void ring_gather(char *dst, char *ring, size_t rb, const int64_t *js, con
 }
 #undef RING
 
-tfq_code pl_gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_order, tfq_tuple *t,
-                   const int64_t *js, const int64_t *ls, tfq_status *st) {
+tfq_code tfq__pl_gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_order, tfq_tuple *t,
+                        const int64_t *js, const int64_t *ls, tfq_status *st) {
   tfq_code rc = TFQ_OK;
   for (size_t c = 0; c < p->ncols; c++) {
     const pl_column *col = &p->cols[c];
@@ -257,6 +257,6 @@ tfq_code pl_gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_order
   }
   for (size_t c = 0; !rc && js && c < p->ncols; c++)
     if (p->ring[c])
-      ring_gather(t->c[p->cols[c].slot]->data, p->ring[c], pl_ring_bytes(p, c), js, ls, n);
+      ring_gather(t->c[p->cols[c].slot]->data, p->ring[c], tfq__pl_ring_bytes(p, c), js, ls, n);
   return rc;
 }

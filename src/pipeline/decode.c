@@ -9,7 +9,7 @@
 
 /* ---- parts ---- */
 
-pl_part *pl_part_new(int kind) {
+pl_part *tfq__pl_part_new(int kind) {
   pl_part *q = tfq__calloc(1, sizeof *q);
   if (q) {
     q->kind = kind;
@@ -19,7 +19,7 @@ pl_part *pl_part_new(int kind) {
   return q;
 }
 
-void pl_part_free(pl_part *q, size_t ncols) {
+void tfq__pl_part_free(pl_part *q, size_t ncols) {
   if (!q) return;
   for (size_t i = 0; q->cols && i < ncols; i++) tfq_tensor_free(q->cols[i]);
   for (size_t i = 0; q->splits && i < ncols; i++) tfq_free(q->splits[i]);
@@ -31,8 +31,8 @@ void pl_part_free(pl_part *q, size_t ncols) {
   tfq_free(q);
 }
 
-pl_part *pl_part_bad(const tfq_status *s, const char *where, int fatal) {
-  pl_part *q = pl_part_new(PART_BAD);
+pl_part *tfq__pl_part_bad(const tfq_status *s, const char *where, int fatal) {
+  pl_part *q = tfq__pl_part_new(PART_BAD);
   if (!q) return NULL;
   q->code = tfq_status_code(s);
   q->fatal = fatal;
@@ -42,13 +42,13 @@ pl_part *pl_part_bad(const tfq_status *s, const char *where, int fatal) {
   q->line = tfq_status_line(s);
   q->offset = tfq_status_offset(s);
   if (!q->where || !q->reason || !q->file) {
-    pl_part_free(q, 0);
+    tfq__pl_part_free(q, 0);
     return NULL;
   }
   return q;
 }
 
-void pl_chunk_add(pl_chunk *c, pl_part *q) {
+void tfq__pl_chunk_add(pl_chunk *c, pl_part *q) {
   if (c->tail)
     c->tail->next = q;
   else
@@ -79,7 +79,7 @@ static tfq_code span_lines(pl_step *in, tfq_status *st) {
  * path (a bad line, which decode_range finds and reports); -1 out of memory. */
 static int decode_span(tfq_pipeline *p, pl_step *in, pl_chunk *c, tfq_status *st) {
   tfq_tuple *cols = NULL;
-  pl_part *q = pl_part_new(PART_RECORDS);
+  pl_part *q = tfq__pl_part_new(PART_RECORDS);
   tfq_status s;
   tfq__status_ok(&s);
   size_t count = 0, used = 0;
@@ -94,7 +94,7 @@ static int decode_span(tfq_pipeline *p, pl_step *in, pl_chunk *c, tfq_status *st
                               &count, &used, &s);
   if (rc || count != (size_t)in->n) {
     tfq_tuple_free(cols);
-    pl_part_free(q, p->ncols);
+    tfq__pl_part_free(q, p->ncols);
     if (rc != TFQ_RESOURCE_EXHAUSTED) return 0;
     tfq_status_set(st, rc, "out of memory");
     return -1;
@@ -102,7 +102,7 @@ static int decode_span(tfq_pipeline *p, pl_step *in, pl_chunk *c, tfq_status *st
   for (size_t i = 0; i < p->ncols; i++) q->cols[i] = tfq_tensor_ref(tfq_tuple_get(cols, i));
   tfq_tuple_free(cols);
   q->n = in->n;
-  pl_chunk_add(c, q);
+  tfq__pl_chunk_add(c, q);
   return 1;
 }
 
@@ -178,9 +178,9 @@ static tfq_tensor *slice_strings(tfq_tensor *t, int64_t lo, int64_t hi, const in
 /* Decodes rows [lo, hi) of `in` (all good): a part, or the status of the decoder. */
 static tfq_code decode_rows(tfq_pipeline *p, pl_step *in, int64_t lo, int64_t hi, pl_part **out,
                             tfq_status *st) {
-  pl_part *q = pl_part_new(PART_RECORDS);
+  pl_part *q = tfq__pl_part_new(PART_RECORDS);
   if (!q || !(q->cols = tfq__calloc(p->ncols, sizeof *q->cols))) {
-    pl_part_free(q, 0);
+    tfq__pl_part_free(q, 0);
     return TFQ__OOM(st);
   }
   q->n = hi - lo;
@@ -235,7 +235,7 @@ static tfq_code decode_rows(tfq_pipeline *p, pl_step *in, int64_t lo, int64_t hi
       (in_keys(in, st) || !(q->cols[nd] = slice_strings(in->keys, lo, hi, NULL))))
     rc = TFQ__OOM(st);
   if (rc) {
-    pl_part_free(q, p->ncols);
+    tfq__pl_part_free(q, p->ncols);
     return rc;
   }
   *out = q;
@@ -249,7 +249,7 @@ static tfq_code bad_row(tfq_pipeline *p, pl_step *in, int64_t row, pl_chunk *c, 
   tfq__status_ok(&s);
   tfq_code rc = decode_rows(p, in, row, row + 1, &q, &s);
   if (rc == TFQ_OK) { /* good alone (cannot happen with a deterministic decoder) */
-    pl_chunk_add(c, q);
+    tfq__pl_chunk_add(c, q);
     return TFQ_OK;
   }
   if (rc == TFQ_RESOURCE_EXHAUSTED) return tfq_status_set(st, rc, "out of memory");
@@ -269,9 +269,9 @@ static tfq_code bad_row(tfq_pipeline *p, pl_step *in, int64_t row, pl_chunk *c, 
   } else {
     snprintf(where, sizeof where, "%.*s", (int)klen, key);
   }
-  q = pl_part_bad(&s, where, 0);
+  q = tfq__pl_part_bad(&s, where, 0);
   if (!q) return TFQ__OOM(st);
-  pl_chunk_add(c, q);
+  tfq__pl_chunk_add(c, q);
   return TFQ_OK;
 }
 
@@ -284,7 +284,7 @@ static tfq_code decode_range(tfq_pipeline *p, pl_step *in, int64_t lo, int64_t h
     tfq__status_ok(&s);
     tfq_code rc = decode_rows(p, in, lo, hi, &q, &s);
     if (rc == TFQ_OK) {
-      pl_chunk_add(c, q);
+      tfq__pl_chunk_add(c, q);
       return TFQ_OK;
     }
     if (rc == TFQ_RESOURCE_EXHAUSTED) return tfq_status_set(st, rc, "out of memory");
@@ -303,12 +303,12 @@ static tfq_code decode_range(tfq_pipeline *p, pl_step *in, int64_t lo, int64_t h
   return TFQ_OK;
 }
 
-tfq_code pl_produce(tfq_pipeline *p, pl_chunk *c, tfq_status *st) {
+tfq_code tfq__pl_produce(tfq_pipeline *p, pl_chunk *c, tfq_status *st) {
   pl_step in = {0};
   int64_t base = 0;
   tfq__lock(&p->src_mu);
   c->seq = p->src.next_seq++;
-  tfq_code rc = pl_read_step(p, c, &in, &base, st);
+  tfq_code rc = tfq__pl_read_step(p, c, &in, &base, st);
   tfq__unlock(&p->src_mu);
   if (!rc && in.holder) { /* CSV lines in the reader's buffer */
     atomic_fetch_add(&p->records_read, in.n);
@@ -365,7 +365,7 @@ tfq_code pl_produce(tfq_pipeline *p, pl_chunk *c, tfq_status *st) {
   tfq_free(in.rowmap);
   tfq_tensor_free(in.keys);
   if (in.work)
-    pl_recycle_lines(p, in.values);
+    tfq__pl_recycle_lines(p, in.values);
   else
     tfq_tensor_free(in.values);
   return rc;

@@ -67,7 +67,7 @@ static int same_entry(const pl_colspec *a, const pl_colspec *b) {
   return a->required || (a->deflen == b->deflen && memcmp(a->def, b->def, a->deflen) == 0);
 }
 
-tfq_code pl_format_columns(const pl_colspec *c, size_t n, char **out, tfq_status *st) {
+tfq_code tfq__pl_format_columns(const pl_colspec *c, size_t n, char **out, tfq_status *st) {
   pl_text b = {0};
   text_add(&b, "", 0);
   for (size_t i = 0, run; i < n; i += run) {
@@ -211,7 +211,7 @@ static tfq_code read_sample(tfq_pipeline *p, int64_t rows, pl_sample *s, tfq_sta
   tfq_reader_options_set_tf_compat_truncation(ro, o->sample_file != NULL);
   rc = tfq_reader_new(TFQ_READER_TEXT_LINE, ro, &r, st);
   tfq_reader_options_free(ro);
-  if (!rc) rc = pl_unit_queue(path, &unit, st);
+  if (!rc) rc = tfq__pl_unit_queue(path, &unit, st);
   int64_t skip = skip_lines(o), got = 0;
   int64_t want = rows ? skip + 1 : (o->header ? 1 : 0);
   while (!rc && got < want) {
@@ -354,7 +354,7 @@ static int plain_record(const char *s, size_t n, char delim, int quote, const in
 static tfq_code sample_csv(const tfq_pipeline *p, const pl_colspec *cs, size_t ncols,
                            tfq_csv_options **out, tfq_status *st) {
   const tfq_pipeline_options *o = &p->o;
-  return pl_csv_from_spec(cs, ncols, o, out, st);
+  return tfq__pl_csv_from_spec(cs, ncols, o, out, st);
 }
 
 /* The sample as decode_csv splits it into strings (for a delimiter that is also the quote, whose
@@ -479,7 +479,7 @@ static tfq_code infer_types(const tfq_pipeline *p, const pl_sample *s, pl_colspe
   tfq_free(pv);
   tfq_free(pn);
   if (rc) {
-    pl_colspec_free(cs, cs ? ncols : 0);
+    tfq__pl_colspec_free(cs, cs ? ncols : 0);
     return rc;
   }
   *out = cs;
@@ -487,7 +487,7 @@ static tfq_code infer_types(const tfq_pipeline *p, const pl_sample *s, pl_colspe
   return TFQ_OK;
 }
 
-tfq_code pl_infer_columns(tfq_pipeline *p, tfq_status *st) {
+tfq_code tfq__pl_infer_columns(tfq_pipeline *p, tfq_status *st) {
   const tfq_pipeline_options *o = &p->o;
   if (o->infer_rows == 0 || o->infer_rows < -1)
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
@@ -501,8 +501,8 @@ tfq_code pl_infer_columns(tfq_pipeline *p, tfq_status *st) {
   char *spec = NULL;
   rc = infer_types(p, &s, &cs, &n, st);
   sample_free(&s);
-  if (!rc) rc = pl_format_columns(cs, n, &spec, st);
-  pl_colspec_free(cs, n);
+  if (!rc) rc = tfq__pl_format_columns(cs, n, &spec, st);
+  tfq__pl_colspec_free(cs, n);
   if (rc) return rc;
   tfq_free(p->o.columns);
   p->o.columns = spec;
@@ -562,7 +562,7 @@ static tfq_code name_columns(tfq_pipeline *p, size_t ncols, const char *s, size_
   return rc;
 }
 
-tfq_code pl_header_names(tfq_pipeline *p, size_t ncols, tfq_status *st) {
+tfq_code tfq__pl_header_names(tfq_pipeline *p, size_t ncols, tfq_status *st) {
   pl_sample s;
   tfq_code rc = read_sample(p, 0, &s, st);
   if (rc) return rc;

@@ -309,7 +309,7 @@ static tfq_code read_sample(tfq_pipeline *p, int64_t rows, pl_sample *s, tfq_sta
   tfq_reader_options_set_tf_compat_truncation(ro, o->sample_file != NULL);
   rc = tfq_reader_new(TFQ_READER_TFRECORD, ro, &r, st);
   tfq_reader_options_free(ro);
-  if (!rc) rc = pl_unit_queue(path, &unit, st);
+  if (!rc) rc = tfq__pl_unit_queue(path, &unit, st);
   while (!rc && s->read < rows) {
     tfq_tensor *keys = NULL, *values = NULL;
     if (tfq_reader_read_up_to(r, unit, rows - s->read, &keys, &values, NULL, rerr)) break;
@@ -368,7 +368,7 @@ static size_t keys_named(const pl_sample *s) {
   return n;
 }
 
-tfq_code pl_infer_features(tfq_pipeline *p, tfq_status *st) {
+tfq_code tfq__pl_infer_features(tfq_pipeline *p, tfq_status *st) {
   tfq_pipeline_options *o = &p->o;
   if (o->infer_rows == 0 || o->infer_rows < -1)
     return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
@@ -474,7 +474,7 @@ static void put_default(pl_text *b, const tfq_tensor *d) {
   text_puts(b, num);
 }
 
-tfq_code pl_features_spec(tfq_pipeline *p, tfq_status *st) {
+tfq_code tfq__pl_features_spec(tfq_pipeline *p, tfq_status *st) {
   const tfq_example_config *cfg = p->o.features;
   pl_text b = {0};
   char num[32];

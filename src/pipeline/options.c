@@ -66,9 +66,9 @@ tfq_code tfq_pipeline_options_set_columns(tfq_pipeline_options *o, const char *s
                                           tfq_status *st) {
   pl_colspec *c;
   size_t n;
-  tfq_code rc = pl_parse_columns(spec ? spec : "", &c, &n, st);
+  tfq_code rc = tfq__pl_parse_columns(spec ? spec : "", &c, &n, st);
   if (rc) return rc;
-  pl_colspec_free(c, n);
+  tfq__pl_colspec_free(c, n);
   char *s = tfq__strdup(spec);
   if (!s) return TFQ__OOM(st);
   tfq_free(o->columns);
@@ -212,20 +212,20 @@ static int valid_number(tfq_dtype dt, const char *s, size_t n) {
   }
 }
 
-void pl_colspec_free(pl_colspec *c, size_t n) {
+void tfq__pl_colspec_free(pl_colspec *c, size_t n) {
   for (size_t i = 0; c && i < n; i++) tfq_free(c[i].def);
   tfq_free(c);
 }
 
 static tfq_code spec_error(pl_colspec *c, size_t n, tfq_status *st, const char *fmt, const char *a,
                            int alen, const char *spec) {
-  pl_colspec_free(c, n);
+  tfq__pl_colspec_free(c, n);
   char msg[256];
   snprintf(msg, sizeof msg, fmt, alen, a);
   return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "%s in column spec '%s'", msg, spec);
 }
 
-tfq_code pl_parse_columns(const char *spec, pl_colspec **out, size_t *nout, tfq_status *st) {
+tfq_code tfq__pl_parse_columns(const char *spec, pl_colspec **out, size_t *nout, tfq_status *st) {
   size_t n = 0, cap = 0;
   pl_colspec *c = NULL;
   const char *p = spec;
@@ -257,7 +257,7 @@ tfq_code pl_parse_columns(const char *spec, pl_colspec **out, size_t *nout, tfq_
       p++;
       size_t rest = strlen(p);
       if (!(def = tfq_malloc(rest + 1))) {
-        pl_colspec_free(c, n);
+        tfq__pl_colspec_free(c, n);
         return TFQ__OOM(st);
       }
       if (*p == '"') {
@@ -299,7 +299,7 @@ tfq_code pl_parse_columns(const char *spec, pl_colspec **out, size_t *nout, tfq_
       pl_colspec *g = tfq_realloc(c, nc * sizeof *g);
       if (!g) {
         tfq_free(def);
-        pl_colspec_free(c, n);
+        tfq__pl_colspec_free(c, n);
         return TFQ__OOM(st);
       }
       c = g;
@@ -310,7 +310,7 @@ tfq_code pl_parse_columns(const char *spec, pl_colspec **out, size_t *nout, tfq_
       if (def) {
         if (!(c[n].def = tfq_malloc(dl + 1))) {
           tfq_free(def);
-          pl_colspec_free(c, n);
+          tfq__pl_colspec_free(c, n);
           return TFQ__OOM(st);
         }
         memcpy(c[n].def, def, dl + 1);
@@ -329,8 +329,8 @@ tfq_code pl_parse_columns(const char *spec, pl_colspec **out, size_t *nout, tfq_
   return TFQ_OK;
 }
 
-tfq_code pl_csv_from_spec(const pl_colspec *c, size_t n, const tfq_pipeline_options *po,
-                          tfq_csv_options **out, tfq_status *st) {
+tfq_code tfq__pl_csv_from_spec(const pl_colspec *c, size_t n, const tfq_pipeline_options *po,
+                               tfq_csv_options **out, tfq_status *st) {
   tfq_csv_options *o;
   tfq_code rc = tfq_csv_options_new(&o, st);
   if (rc) return rc;

@@ -94,12 +94,12 @@ tfq_code tfq_pipeline_new(const tfq_pipeline_options *o, tfq_pipeline **out, tfq
   if (!rc) rc = check_options(p, st);
   p->seed = o->seed_set ? o->seed : tfq__random64() & (((uint64_t)1 << 63) - 1);
   if (!rc) rc = tfq_cancel_new(&p->cancel, st);
-  if (!rc) rc = pl_setup(p, st);
+  if (!rc) rc = tfq__pl_setup(p, st);
   p->window = 2 * (uint64_t)(p->o.threads > 0 ? p->o.threads : 1) + 2;
   if (!rc && (!(p->slots = tfq__calloc((size_t)p->capacity, sizeof *p->slots)) ||
               !(p->ready = tfq__calloc((size_t)p->window, sizeof *p->ready))))
     rc = TFQ__OOM(st);
-  if (!rc && p->o.shuffle) rc = pl_ring_new(p, st);
+  if (!rc && p->o.shuffle) rc = tfq__pl_ring_new(p, st);
   if (rc) {
     tfq_pipeline_free(p);
     return rc;
@@ -107,7 +107,7 @@ tfq_code tfq_pipeline_new(const tfq_pipeline_options *o, tfq_pipeline **out, tfq
   /* (seed, 87654321): the RandomShuffleQueue seeds tfq-cat gave its record queue, so that a
    * deterministic pipeline repeats tfq-cat's seeded orders */
   tfq__pcg32_seed(&p->rng, p->seed, 87654321);
-  pl_fingerprint(p);
+  tfq__pl_fingerprint(p);
   *out = p;
   tfq_status_clear(st);
   return TFQ_OK;
@@ -131,9 +131,9 @@ static pl_chunk *produce(tfq_pipeline *p) {
   tfq_status s;
   tfq__status_ok(&s);
   if (!c) return NULL;
-  tfq_code rc = pl_produce(p, c, &s);
+  tfq_code rc = tfq__pl_produce(p, c, &s);
   if (rc) {
-    pl_part *q = pl_part_bad(&s, "", 1);
+    pl_part *q = tfq__pl_part_bad(&s, "", 1);
     if (q) {
       if (c->tail)
         c->tail->next = q;
@@ -193,7 +193,7 @@ tfq_code tfq_pipeline_start(tfq_pipeline *p, tfq_status *st) {
 
 /* ---- the consumer's stream ---- */
 
-void pl_stream_append(tfq_pipeline *p, pl_part *head) {
+void tfq__pl_stream_append(tfq_pipeline *p, pl_part *head) {
   for (pl_part *q = head; q;) {
     pl_part *next = q->next;
     q->next = NULL;
@@ -208,7 +208,7 @@ void pl_stream_append(tfq_pipeline *p, pl_part *head) {
 
 static void unref(tfq_pipeline *p, pl_part *q, int64_t n) {
   q->refs -= n;
-  if (q->refs == 0) pl_part_free(q, p->ncols);
+  if (q->refs == 0) tfq__pl_part_free(q, p->ncols);
 }
 
 static pl_part *stream_pop(tfq_pipeline *p) {
@@ -232,7 +232,7 @@ static int take_chunk(tfq_pipeline *p, int block) {
       p->cons_seq++;
       if (p->work_waiting) pthread_cond_signal(&p->cv_work); /* room for one more step */
       tfq__unlock(&p->mu);
-      pl_stream_append(p, c->head);
+      tfq__pl_stream_append(p, c->head);
       tfq_free(c);
       return 1;
     }
@@ -322,7 +322,7 @@ static tfq_code fill(tfq_pipeline *p, int64_t target, int64_t min_wait, tfq_stat
     if (m > room) m = room;
     for (int64_t i = 0; i < m; i++) p->slots[p->size + i] = (pl_slot){q, q->taken + i};
     for (size_t c = 0; p->ring && c < p->ncols; c++) {
-      size_t rb = pl_ring_bytes(p, c);
+      size_t rb = tfq__pl_ring_bytes(p, c);
       if (rb)
         memcpy(p->ring[c] + (size_t)p->size * rb,
                (const char *)q->cols[c]->data + (size_t)q->taken * rb, (size_t)m * rb);
@@ -346,7 +346,7 @@ static tfq_code stopped_error(tfq_pipeline *p, tfq_status *st) {
   return tfq_status_set(st, TFQ_OUT_OF_RANGE, "End of sequence");
 }
 
-void pl_publish(tfq_pipeline *p) {
+void tfq__pl_publish(tfq_pipeline *p) {
   int64_t v[5] = {p->records_out, p->batches_out, p->bad_records, p->dropped, p->size};
   for (int i = 0; i < 5; i++) atomic_store_explicit(&p->pub[i], v[i], memory_order_relaxed);
 }
@@ -370,7 +370,7 @@ static tfq_code next_batch(tfq_pipeline *p, tfq_tuple *dst, tfq_tuple **out, tfq
     for (int64_t i = 0; i < p->size; i++) unref(p, p->slots[i].part, 1);
     p->dropped += p->size;
     p->size = 0;
-    pl_publish(p);
+    tfq__pl_publish(p);
     return stopped_error(p, st);
   }
   tfq_tuple *t = dst;
@@ -396,12 +396,12 @@ static tfq_code next_batch(tfq_pipeline *p, tfq_tuple *dst, tfq_tuple **out, tfq
       p->slots[j] = p->slots[p->size];
     }
   }
-  rc = pl_gather(p, pick, n, !shuffle, t, js, ls, st);
+  rc = tfq__pl_gather(p, pick, n, !shuffle, t, js, ls, st);
   if (shuffle && js != js_s) tfq_free(js), tfq_free(ls);
   if (rc) { /* out of memory: the drawn rows go back into the buffer, nothing is lost */
     if (shuffle) {
       for (int64_t i = 0; i < n; i++) p->slots[p->size++] = pick[i];
-      pl_ring_reload(p); /* the ring was not touched: it follows the slots again */
+      tfq__pl_ring_reload(p); /* the ring was not touched: it follows the slots again */
     }
     if (shuffle && pick != local) tfq_free(pick);
     if (!dst) tfq_tuple_free(t);
@@ -417,7 +417,7 @@ static tfq_code next_batch(tfq_pipeline *p, tfq_tuple *dst, tfq_tuple **out, tfq
   }
   p->records_out += n;
   p->batches_out++;
-  pl_publish(p);
+  tfq__pl_publish(p);
   tfq_status_clear(st);
   return TFQ_OK;
 }
@@ -503,7 +503,7 @@ void tfq_pipeline_free(tfq_pipeline *p) {
     if (!c) continue;
     for (pl_part *q = c->head; q;) {
       pl_part *next = q->next;
-      pl_part_free(q, p->ncols);
+      tfq__pl_part_free(q, p->ncols);
       q = next;
     }
     tfq_free(c);
@@ -514,8 +514,8 @@ void tfq_pipeline_free(tfq_pipeline *p) {
   for (size_t c = 0; p->ring && c < p->ncols; c++) tfq_free(p->ring[c]);
   tfq_free(p->ring);
   while (p->stream) unref(p, stream_pop(p), 1);
-  if (p->error) pl_part_free(p->error, p->ncols);
-  pl_source_free(p);
+  if (p->error) tfq__pl_part_free(p->error, p->ncols);
+  tfq__pl_source_free(p);
   for (size_t i = 0; i < p->ncols; i++) tfq_free(p->cols[i].name);
   tfq_free(p->cols);
   for (size_t i = 0; i < p->nfiles; i++) tfq_free(p->files[i].path);

@@ -25,8 +25,9 @@ struct tfq_pipeline_options {
   tfq_format format;
   tfq_compression compression;
   char *columns; /* the spec string, or NULL; in a pipeline's copy, after set-up: the columns'
-                  * spec string (given or inferred), formatted by pl_format_columns; for Example
-                  * input the features' SPEC (pl_features_spec), so the fingerprint covers them */
+                  * spec string (given or inferred), formatted by tfq__pl_format_columns; for
+                  * Example input the features' SPEC (tfq__pl_features_spec), so the fingerprint
+                  * covers them */
   const tfq_csv_options *csv;
   char delim;
   char *na_value; /* decode_csv's na_value for a spec string, or NULL */
@@ -65,32 +66,32 @@ typedef struct pl_colspec {
 } pl_colspec;
 
 /* Parses a column spec (tfq_pipeline_options_set_columns).  *out (n entries) freed with
- * pl_colspec_free. */
-tfq_code pl_parse_columns(const char *spec, pl_colspec **out, size_t *n, tfq_status *st);
-void pl_colspec_free(pl_colspec *c, size_t n);
+ * tfq__pl_colspec_free. */
+tfq_code tfq__pl_parse_columns(const char *spec, pl_colspec **out, size_t *n, tfq_status *st);
+void tfq__pl_colspec_free(pl_colspec *c, size_t n);
 /* decode_csv options from a parsed spec and the options' delimiter, select_cols, na_value and
  * quoting. */
-tfq_code pl_csv_from_spec(const pl_colspec *c, size_t n, const tfq_pipeline_options *o,
-                          tfq_csv_options **out, tfq_status *st);
+tfq_code tfq__pl_csv_from_spec(const pl_colspec *c, size_t n, const tfq_pipeline_options *o,
+                               tfq_csv_options **out, tfq_status *st);
 
 /* infer.c: CSV columns from a sample, with tfq-cat's rules. */
 /* Formats columns as a spec string, runs of 3 or more identical entries as N*TYPE[:DEFAULT]
  * (tfq-cat's inferred -d).  *out freed with tfq_free. */
-tfq_code pl_format_columns(const pl_colspec *c, size_t n, char **out, tfq_status *st);
+tfq_code tfq__pl_format_columns(const pl_colspec *c, size_t n, char **out, tfq_status *st);
 /* Infers the columns from the sample (the sample file, else the first input file) and sets
  * p->o.columns to their spec string. */
-tfq_code pl_infer_columns(tfq_pipeline *p, tfq_status *st);
+tfq_code tfq__pl_infer_columns(tfq_pipeline *p, tfq_status *st);
 /* Names the first `ncols` columns after the header line of the sample source (an empty one:
  * names unchanged). */
-tfq_code pl_header_names(tfq_pipeline *p, size_t ncols, tfq_status *st);
+tfq_code tfq__pl_header_names(tfq_pipeline *p, size_t ncols, tfq_status *st);
 
 /* infer_example.c: Example input without features and TFRecord input that may hold Examples,
  * with tfq-cat's rules.  For TFQ_FORMAT_TFRECORD_AUTO, resolves p->o.format (Examples or raw
  * records) from a sample of the first file; for Examples without features, infers them into
  * p->features_cfg and points p->o.features at it. */
-tfq_code pl_infer_features(tfq_pipeline *p, tfq_status *st);
+tfq_code tfq__pl_infer_features(tfq_pipeline *p, tfq_status *st);
 /* Sets p->o.columns to p->o.features as a --features SPEC (tfq_pipeline_features_spec()). */
-tfq_code pl_features_spec(tfq_pipeline *p, tfq_status *st);
+tfq_code tfq__pl_features_spec(tfq_pipeline *p, tfq_status *st);
 
 /* ---- parts and chunks ---- */
 enum { PART_RECORDS = 0, PART_BAD = 1, PART_END = 2 };
@@ -151,7 +152,7 @@ typedef struct pl_source {
   size_t fpos;          /* position in the epoch's order */
   uint32_t *order;      /* nfiles indices */
   int64_t order_epoch;  /* the epoch `order` is for */
-  tfq__pcg32 file_rng;  /* the file-order stream (pl_epoch_order) */
+  tfq__pcg32 file_rng;  /* the file-order stream (tfq__pl_epoch_order) */
   int open;             /* a file is being read */
   int64_t file_records; /* records read from it (before sharding) */
   int64_t epoch_records;
@@ -218,7 +219,7 @@ struct tfq_pipeline {
   /* counters */
   atomic_llong records_read, bytes_read;
   int64_t records_out, batches_out, bad_records, dropped; /* the consumer's */
-  atomic_llong pub[5]; /* those and the buffer's size, as the stats read them (pl_publish) */
+  atomic_llong pub[5]; /* those and the buffer's size, as the stats read them (tfq__pl_publish) */
 };
 
 /* A read step before decoding (source.c reads it, decode.c decodes it). */
@@ -239,51 +240,52 @@ typedef struct pl_step {
 
 /* source.c */
 /* Expands the inputs, reads sizes and compression, the header, sets up columns and readers. */
-tfq_code pl_setup(tfq_pipeline *p, tfq_status *st);
+tfq_code tfq__pl_setup(tfq_pipeline *p, tfq_status *st);
 /* Reads the next step (src_mu held): the step's records in *in (in->values, or in->span for CSV
  * lines in the reader's buffer; *base = the file's records before them), or a part added to `c`
  * (a read error, the end of the input), in->values and in->holder NULL.  TFQ_OK, or
  * TFQ_CANCELLED, TFQ_RESOURCE_EXHAUSTED. */
-tfq_code pl_read_step(tfq_pipeline *p, pl_chunk *c, pl_step *in, int64_t *base, tfq_status *st);
+tfq_code tfq__pl_read_step(tfq_pipeline *p, pl_chunk *c, pl_step *in, int64_t *base,
+                           tfq_status *st);
 /* decode.c: reads the next step under src_mu into `c` (seq set) and decodes it outside the lock.
  * Returns TFQ_OK (c holds parts, the last one PART_END at the end) or TFQ_RESOURCE_EXHAUSTED. */
-tfq_code pl_produce(tfq_pipeline *p, pl_chunk *c, tfq_status *st);
+tfq_code tfq__pl_produce(tfq_pipeline *p, pl_chunk *c, tfq_status *st);
 /* decode.c: appends a part to a chunk. */
-void pl_chunk_add(pl_chunk *c, pl_part *q);
+void tfq__pl_chunk_add(pl_chunk *c, pl_part *q);
 /* The epoch's file order (src_mu held). */
-void pl_epoch_order(tfq_pipeline *p, int64_t epoch);
+void tfq__pl_epoch_order(tfq_pipeline *p, int64_t epoch);
 /* Opens the file at src.fpos and reads `skip` records to reach a saved position. */
-tfq_code pl_source_seek(tfq_pipeline *p, int64_t skip, tfq_status *st);
-void pl_source_free(tfq_pipeline *p);
+tfq_code tfq__pl_source_seek(tfq_pipeline *p, int64_t skip, tfq_status *st);
+void tfq__pl_source_free(tfq_pipeline *p);
 /* Keeps a step's lines tensor for the next step, or frees it. */
-void pl_recycle_lines(tfq_pipeline *p, tfq_tensor *vt);
+void tfq__pl_recycle_lines(tfq_pipeline *p, tfq_tensor *vt);
 /* A one-element work queue holding `path`, closed. */
-tfq_code pl_unit_queue(const char *path, tfq_queue **out, tfq_status *st);
+tfq_code tfq__pl_unit_queue(const char *path, tfq_queue **out, tfq_status *st);
 
 /* parts */
-pl_part *pl_part_new(int kind);
-void pl_part_free(pl_part *q, size_t ncols);
+pl_part *tfq__pl_part_new(int kind);
+void tfq__pl_part_free(pl_part *q, size_t ncols);
 /* A PART_BAD from a status. */
-pl_part *pl_part_bad(const tfq_status *s, const char *where, int fatal);
+pl_part *tfq__pl_part_bad(const tfq_status *s, const char *where, int fatal);
 
 /* batch.c: the ring (pipeline.h's shuffle buffer values, tfq_pipeline.ring): the bytes of
  * one record of column c in it (0: no ring for c), its allocation, and a reload of every slot's
  * values (after a restore or a rolled-back draw). */
-size_t pl_ring_bytes(const tfq_pipeline *p, size_t c);
-tfq_code pl_ring_new(tfq_pipeline *p, tfq_status *st);
-void pl_ring_reload(tfq_pipeline *p);
+size_t tfq__pl_ring_bytes(const tfq_pipeline *p, size_t c);
+tfq_code tfq__pl_ring_new(tfq_pipeline *p, tfq_status *st);
+void tfq__pl_ring_reload(tfq_pipeline *p);
 /* batch.c: the n picked records into the batch tuple t (nslots slots): a slot tensor only t
  * holds, of the batch's dtype and shape, is refilled in place; any other gets a new tensor.
  * in_order: the picks are in input order (runs copied at once).  js/ls (shuffling): the draws'
  * ring rows and the rows moved into their places, applied to the ring once nothing can fail. */
-tfq_code pl_gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_order, tfq_tuple *t,
-                   const int64_t *js, const int64_t *ls, tfq_status *st);
+tfq_code tfq__pl_gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_order, tfq_tuple *t,
+                        const int64_t *js, const int64_t *ls, tfq_status *st);
 /* Publishes the consumer's counters for tfq_pipeline_get_stats() from any thread. */
-void pl_publish(tfq_pipeline *p);
+void tfq__pl_publish(tfq_pipeline *p);
 
 /* state.c */
-void pl_fingerprint(tfq_pipeline *p);
+void tfq__pl_fingerprint(tfq_pipeline *p);
 /* Appends parts to the consumer's stream. */
-void pl_stream_append(tfq_pipeline *p, pl_part *head);
+void tfq__pl_stream_append(tfq_pipeline *p, pl_part *head);
 
 #endif

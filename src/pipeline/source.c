@@ -103,7 +103,7 @@ static tfq_code first_line(tfq_pipeline *p, tfq_tensor **line, tfq_status *st) {
   tfq_reader_options_set_compression(ro, p->o.compression);
   rc = tfq_reader_new(TFQ_READER_TEXT_LINE, ro, &r, st);
   tfq_reader_options_free(ro);
-  if (!rc) rc = pl_unit_queue(p->files[0].path, &unit, st);
+  if (!rc) rc = tfq__pl_unit_queue(p->files[0].path, &unit, st);
   if (!rc) rc = tfq_reader_read(r, unit, &key, line, NULL, st);
   if (rc == TFQ_OUT_OF_RANGE)
     rc = tfq_status_set(st, TFQ_OUT_OF_RANGE, "%s: no header line (the file is empty)",
@@ -121,21 +121,21 @@ static tfq_code setup_columns(tfq_pipeline *p, tfq_status *st) {
   /* TFRecord input that may hold Examples, Examples without features: detected and inferred as
    * tfq-cat does (infer_example.c), which settles o->format and o->features */
   if (o->format == TFQ_FORMAT_TFRECORD_AUTO || (o->format == TFQ_FORMAT_EXAMPLES && !o->features))
-    if ((rc = pl_infer_features(p, st))) return rc;
+    if ((rc = tfq__pl_infer_features(p, st))) return rc;
   switch (o->format) {
     case TFQ_FORMAT_CSV: {
       if (o->csv) {
         p->csv = o->csv;
       } else {
         /* no columns: inferred from a sample, as tfq-cat infers them (infer.c) */
-        if (!o->columns && (rc = pl_infer_columns(p, st))) return rc;
+        if (!o->columns && (rc = tfq__pl_infer_columns(p, st))) return rc;
         pl_colspec *cs;
         size_t n;
         char *spec = NULL;
-        if ((rc = pl_parse_columns(o->columns, &cs, &n, st))) return rc;
-        rc = pl_csv_from_spec(cs, n, o, &p->csv_owned, st);
-        if (!rc) rc = pl_format_columns(cs, n, &spec, st); /* tfq_pipeline_columns_spec() */
-        pl_colspec_free(cs, n);
+        if ((rc = tfq__pl_parse_columns(o->columns, &cs, &n, st))) return rc;
+        rc = tfq__pl_csv_from_spec(cs, n, o, &p->csv_owned, st);
+        if (!rc) rc = tfq__pl_format_columns(cs, n, &spec, st); /* tfq_pipeline_columns_spec() */
+        tfq__pl_colspec_free(cs, n);
         if (rc) return rc;
         tfq_free(p->o.columns);
         p->o.columns = spec;
@@ -154,7 +154,7 @@ static tfq_code setup_columns(tfq_pipeline *p, tfq_status *st) {
         rc = add_column(p, nm, strlen(nm), tfq_tensor_dtype(tfq_tuple_get(cols, i)), NULL, 0, st);
       }
       tfq_tuple_free(cols);
-      if (!rc && o->header) rc = pl_header_names(p, p->ncols, st);
+      if (!rc && o->header) rc = tfq__pl_header_names(p, p->ncols, st);
       break;
     }
     case TFQ_FORMAT_TEXT:
@@ -225,7 +225,7 @@ static tfq_code setup_columns(tfq_pipeline *p, tfq_status *st) {
           p->cols[p->ncols - 1].width = 1;
         }
       }
-      if (!rc) rc = pl_features_spec(p, st); /* tfq_pipeline_features_spec() */
+      if (!rc) rc = tfq__pl_features_spec(p, st); /* tfq_pipeline_features_spec() */
       break;
     }
     default: return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "unknown format %d", (int)o->format);
@@ -260,17 +260,17 @@ static tfq_code setup_reader(tfq_pipeline *p, tfq_status *st) {
   return tfq_reader_new(p->kind, p->ropts, &p->src.reader, st);
 }
 
-tfq_code pl_setup(tfq_pipeline *p, tfq_status *st) {
+tfq_code tfq__pl_setup(tfq_pipeline *p, tfq_status *st) {
   tfq_code rc = expand_files(p, st);
   if (!rc) rc = setup_columns(p, st);
   if (!rc) rc = setup_reader(p, st);
   if (!rc && !(p->src.order = tfq__calloc(p->nfiles, sizeof *p->src.order))) rc = TFQ__OOM(st);
-  p->src.order_epoch = INT64_MAX; /* pl_epoch_order starts the stream */
-  if (!rc) pl_epoch_order(p, 0);
+  p->src.order_epoch = INT64_MAX; /* tfq__pl_epoch_order starts the stream */
+  if (!rc) tfq__pl_epoch_order(p, 0);
   return rc;
 }
 
-void pl_source_free(tfq_pipeline *p) {
+void tfq__pl_source_free(tfq_pipeline *p) {
   tfq_tensor_free(atomic_exchange(&p->lines_cache, NULL));
   tfq_queue_free(p->src.unit);
   tfq_reader_free(p->src.reader);
@@ -280,7 +280,7 @@ void pl_source_free(tfq_pipeline *p) {
 
 /* ---- the source ---- */
 
-tfq_code pl_unit_queue(const char *path, tfq_queue **out, tfq_status *st) {
+tfq_code tfq__pl_unit_queue(const char *path, tfq_queue **out, tfq_status *st) {
   tfq_spec *spec = NULL;
   tfq_tuple *t = NULL;
   tfq_tensor *s = NULL;
@@ -310,7 +310,7 @@ done:
  * 0x5851f42d4c957f2d) with Fisher-Yates draws, exactly as string_input_producer does in tfq
  * (src/coord/producer.c), so that a seed gives the producer's file order.  Epochs run in order
  * (the stream goes on); a restore replays the shuffles up to its epoch. */
-void pl_epoch_order(tfq_pipeline *p, int64_t epoch) {
+void tfq__pl_epoch_order(tfq_pipeline *p, int64_t epoch) {
   pl_source *s = &p->src;
   if (epoch < s->order_epoch) {
     tfq__pcg32_seed(&s->file_rng, p->seed, 0x5851f42d4c957f2dULL);
@@ -335,7 +335,7 @@ static tfq_code open_file(tfq_pipeline *p, tfq_status *st) {
   tfq_queue_free(s->unit);
   s->unit = NULL;
   tfq_code rc = tfq_reader_reset(s->reader, st);
-  if (!rc) rc = pl_unit_queue(p->files[s->order[s->fpos]].path, &s->unit, st);
+  if (!rc) rc = tfq__pl_unit_queue(p->files[s->order[s->fpos]].path, &s->unit, st);
   if (rc) return rc;
   s->open = 1;
   s->file_records = 0;
@@ -350,7 +350,7 @@ static void close_file(tfq_pipeline *p) {
   s->fpos++;
 }
 
-tfq_code pl_source_seek(tfq_pipeline *p, int64_t skip, tfq_status *st) {
+tfq_code tfq__pl_source_seek(tfq_pipeline *p, int64_t skip, tfq_status *st) {
   tfq_code rc = open_file(p, st);
   int64_t done = 0;
   while (!rc && done < skip) {
@@ -390,7 +390,7 @@ static int take_lines(tfq_pipeline *p, pl_step *in, tfq_status *st) {
   int64_t m = 0;
   if (tfq__reader_take_lines(p->src.reader, vt, &m, &in->first, &in->work, &in->work_len, st) ||
       m == 0) {
-    pl_recycle_lines(p, vt);
+    tfq__pl_recycle_lines(p, vt);
     return 0;
   }
   vt->dims[0] = vt->nelems = m;
@@ -400,7 +400,7 @@ static int take_lines(tfq_pipeline *p, pl_step *in, tfq_status *st) {
 }
 
 /* Keeps `vt` for the next step when nothing else holds it, else drops it. */
-void pl_recycle_lines(tfq_pipeline *p, tfq_tensor *vt) {
+void tfq__pl_recycle_lines(tfq_pipeline *p, tfq_tensor *vt) {
   tfq_tensor *none = NULL;
   if (vt && tfq__tensor_sole(vt) && atomic_compare_exchange_strong(&p->lines_cache, &none, vt))
     return;
@@ -423,7 +423,8 @@ static int take_span(tfq_pipeline *p, pl_step *in) {
 }
 
 /* See pipeline_internal.h. */
-tfq_code pl_read_step(tfq_pipeline *p, pl_chunk *c, pl_step *in, int64_t *base, tfq_status *st) {
+tfq_code tfq__pl_read_step(tfq_pipeline *p, pl_chunk *c, pl_step *in, int64_t *base,
+                           tfq_status *st) {
   pl_source *s = &p->src;
   for (;;) {
     if (!s->ended && !s->open && s->fpos == p->nfiles) {
@@ -432,13 +433,13 @@ tfq_code pl_read_step(tfq_pipeline *p, pl_chunk *c, pl_step *in, int64_t *base, 
       if ((p->o.num_epochs > 0 && s->epoch >= p->o.num_epochs) || s->epoch_records == 0)
         s->ended = 1;
       else
-        pl_epoch_order(p, s->epoch);
+        tfq__pl_epoch_order(p, s->epoch);
       s->epoch_records = 0;
     }
     if (s->ended) {
-      pl_part *q = pl_part_new(PART_END);
+      pl_part *q = tfq__pl_part_new(PART_END);
       if (!q) return TFQ__OOM(st);
-      pl_chunk_add(c, q);
+      tfq__pl_chunk_add(c, q);
       return TFQ_OK;
     }
     tfq_code rc = s->open ? TFQ_OK : open_file(p, st);
@@ -477,11 +478,11 @@ tfq_code pl_read_step(tfq_pipeline *p, pl_chunk *c, pl_step *in, int64_t *base, 
       sprintf(where, "%s:%lld", path, (long long)line);
     else
       strcpy(where, path);
-    pl_part *q = pl_part_bad(st, where, !read_error_skippable(rc));
+    pl_part *q = tfq__pl_part_bad(st, where, !read_error_skippable(rc));
     tfq_free(where);
     close_file(p);
     if (!q) return TFQ__OOM(st);
-    pl_chunk_add(c, q);
+    tfq__pl_chunk_add(c, q);
     return TFQ_OK;
   }
 }

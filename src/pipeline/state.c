@@ -34,7 +34,7 @@ static void fnv(uint64_t *h, const void *p, size_t n) {
 }
 static void fnv_i64(uint64_t *h, int64_t v) { fnv(h, &v, sizeof v); }
 
-void pl_fingerprint(tfq_pipeline *p) {
+void tfq__pl_fingerprint(tfq_pipeline *p) {
   const tfq_pipeline_options *o = &p->o;
   uint64_t h = 0xcbf29ce484222325ULL;
   int64_t v[] = {
@@ -347,7 +347,7 @@ static int get_record(tfq_pipeline *p, rbuf *b, pl_part *q, int64_t r, int64_t *
 /* A part of `n` records read from `b` (two passes when a column is VarLen: the lists' lengths
  * first, to size their values). */
 static pl_part *get_records(tfq_pipeline *p, rbuf *b, int64_t n) {
-  pl_part *q = pl_part_new(PART_RECORDS);
+  pl_part *q = tfq__pl_part_new(PART_RECORDS);
   int64_t *tot = tfq__calloc(p->ncols, sizeof *tot);
   if (!q || !tot || !(q->cols = tfq__calloc(p->ncols, sizeof *q->cols))) goto fail;
   q->n = n;
@@ -382,7 +382,7 @@ static pl_part *get_records(tfq_pipeline *p, rbuf *b, int64_t n) {
   return q;
 fail:
   tfq_free(tot);
-  pl_part_free(q, p->ncols);
+  tfq__pl_part_free(q, p->ncols);
   return NULL;
 }
 
@@ -460,7 +460,7 @@ tfq_code tfq_pipeline_restore(tfq_pipeline *p, const void *state, size_t len, tf
       else if (!(q = get_records(p, &b, (int64_t)n)))
         rc = b.bad ? corrupted("truncated", st) : TFQ__OOM(st);
     } else if (kind == PART_BAD) {
-      if (!(q = pl_part_new(PART_BAD))) {
+      if (!(q = tfq__pl_part_new(PART_BAD))) {
         rc = TFQ__OOM(st);
         break;
       }
@@ -474,7 +474,7 @@ tfq_code tfq_pipeline_restore(tfq_pipeline *p, const void *state, size_t len, tf
       if (b.bad || !q->where || !q->reason || !q->file)
         rc = b.bad ? corrupted("truncated", st) : TFQ__OOM(st);
     } else if (kind == PART_END) {
-      if (!(q = pl_part_new(PART_END))) rc = TFQ__OOM(st);
+      if (!(q = tfq__pl_part_new(PART_END))) rc = TFQ__OOM(st);
     } else {
       rc = corrupted("unknown part", st);
     }
@@ -497,15 +497,15 @@ tfq_code tfq_pipeline_restore(tfq_pipeline *p, const void *state, size_t len, tf
     p->src.fpos = (size_t)fpos;
     p->src.epoch_records = erec;
     p->src.ended = (int)ended;
-    pl_epoch_order(p, epoch);
-    if (open) rc = pl_source_seek(p, frec, st);
+    tfq__pl_epoch_order(p, epoch);
+    if (open) rc = tfq__pl_source_seek(p, frec, st);
     tfq__unlock(&p->src_mu);
   }
   if (rc) {
-    pl_part_free(buf, p->ncols);
+    tfq__pl_part_free(buf, p->ncols);
     while (head) {
       pl_part *next = head->next;
-      pl_part_free(head, p->ncols);
+      tfq__pl_part_free(head, p->ncols);
       head = next;
     }
     return rc;
@@ -516,8 +516,8 @@ tfq_code tfq_pipeline_restore(tfq_pipeline *p, const void *state, size_t len, tf
     buf->refs = (int64_t)nslots; /* slots only: it is not in the stream */
   }
   p->size = (int64_t)nslots;
-  pl_ring_reload(p);
-  pl_stream_append(p, head);
+  tfq__pl_ring_reload(p);
+  tfq__pl_stream_append(p, head);
   p->rng.state = rs;
   p->rng.inc = ri;
   atomic_store(&p->records_read, cnt[0]);
@@ -526,7 +526,7 @@ tfq_code tfq_pipeline_restore(tfq_pipeline *p, const void *state, size_t len, tf
   p->batches_out = cnt[3];
   p->bad_records = cnt[4];
   p->dropped = cnt[5];
-  pl_publish(p);
+  tfq__pl_publish(p);
   p->restored = 1;
   tfq_status_clear(st);
   return TFQ_OK;
