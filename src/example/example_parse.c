@@ -135,12 +135,14 @@ static tfq_code parse_buffered(ctx *c, const tfq__ex_slot *s, int kind, const ui
   size_t bound = tfq__ex_bound(kind, (size_t)(end - p));
   if (!buf_reserve(b, bound, esize(s->dtype))) return TFQ__OOM(st);
   int64_t n;
+  /* where the values go (no buffer yet when the list is empty: no offset from NULL) */
+  char *to = b->v ? (char *)b->v + (size_t)b->n * esize(s->dtype) : NULL;
   if (kind == TFQ__KIND_FLOAT)
-    n = tfq__ex_float_list(p, end, (float *)b->v + b->n, bound, 0);
+    n = tfq__ex_float_list(p, end, (float *)(void *)to, bound, 0);
   else if (kind == TFQ__KIND_INT64)
-    n = tfq__ex_int64_list(p, end, (int64_t *)b->v + b->n, bound);
+    n = tfq__ex_int64_list(p, end, (int64_t *)(void *)to, bound);
   else
-    n = tfq__ex_bytes_list(p, end, (tfq__str *)b->v + b->n, bound);
+    n = tfq__ex_bytes_list(p, end, (tfq__str *)(void *)to, bound);
   if (n < 0) {
     if (!c->single) return key_err(c, e, s, st, "Can't parse serialized Example.");
     if (kind == TFQ__KIND_BYTES)

@@ -434,11 +434,14 @@ tfq_code tfq_pipeline_restore(tfq_pipeline *p, const void *state, size_t len, tf
   uint32_t open = get_u32(&b);
   int64_t frec = (int64_t)get_u64(&b), erec = (int64_t)get_u64(&b);
   uint32_t ended = get_u32(&b);
-  uint64_t rs = get_u64(&b), ri = get_u64(&b);
+  uint64_t rs = get_u64(&b), ri = get_u64(&b); /* PCG32's increment is odd: a full period */
   uint64_t nslots = get_u64(&b);
   if (b.bad) return corrupted("truncated", st);
+  /* (the restore replays the file order's shuffles up to the epoch: one past num_epochs, or
+   * past 2^32 when the epochs never end, is no state this pipeline wrote) */
   if (nslots > (uint64_t)p->capacity || fpos > p->nfiles || (open && fpos >= p->nfiles) ||
-      epoch < 0 || frec < 0)
+      epoch < 0 || frec < 0 || !(ri & 1) || (p->o.num_epochs > 0 && epoch > p->o.num_epochs) ||
+      epoch > ((int64_t)1 << 32))
     return corrupted("values out of range", st);
   tfq_code rc = TFQ_OK;
   pl_part *buf = NULL;
