@@ -218,7 +218,11 @@ static tfq_code read_sample(tfq_pipeline *p, int64_t rows, pl_sample *s, tfq_sta
     tfq_tensor *keys = NULL, *values = NULL;
     tfq_status rs;
     tfq__status_ok(&rs);
-    if (tfq_reader_read_up_to(r, unit, want - got, &keys, &values, NULL, &rs)) break;
+    if (tfq_reader_read_up_to(r, unit, want - got, &keys, &values, NULL, &rs)) {
+      /* a read error ends the sample (the pipeline reports it); running out of memory does not */
+      if (tfq__pl_oom(&rs)) rc = TFQ__OOM(st);
+      break;
+    }
     tfq_tensor_free(keys);
     tfq_tensor **b = tfq_realloc(s->blocks, (s->nblocks + 1) * sizeof *b);
     if (!b) {

@@ -312,7 +312,10 @@ static tfq_code read_sample(tfq_pipeline *p, int64_t rows, pl_sample *s, tfq_sta
   if (!rc) rc = tfq__pl_unit_queue(path, &unit, st);
   while (!rc && s->read < rows) {
     tfq_tensor *keys = NULL, *values = NULL;
-    if (tfq_reader_read_up_to(r, unit, rows - s->read, &keys, &values, NULL, rerr)) break;
+    if (tfq_reader_read_up_to(r, unit, rows - s->read, &keys, &values, NULL, rerr)) {
+      if (tfq__pl_oom(rerr)) rc = TFQ__OOM(st); /* not the end of the sample */
+      break;
+    }
     for (int64_t i = 0; !rc && i < tfq_tensor_num_elements(values); i++) {
       size_t len;
       const char *v = tfq_tensor_string(values, i, &len);

@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <tfq/pipeline.h>
 #include <tfq/queue.h>
 
@@ -237,6 +238,13 @@ typedef struct pl_step {
   int64_t base;    /* records of the file read before the step */
   int64_t *rowmap; /* sharded by record: the step's row of each kept row, else NULL */
 } pl_step;
+
+/* Whether `s` says out of memory (RESOURCE_EXHAUSTED "out of memory", as against a line over
+ * max_line_bytes, which is a bad record): never a bad record to skip, nor the end of a sample. */
+static inline int tfq__pl_oom(const tfq_status *s) {
+  return tfq_status_code(s) == TFQ_RESOURCE_EXHAUSTED &&
+         strcmp(tfq_status_reason(s), "out of memory") == 0;
+}
 
 /* source.c */
 /* Expands the inputs, reads sizes and compression, the header, sets up columns and readers. */

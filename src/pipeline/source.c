@@ -370,8 +370,10 @@ tfq_code tfq__pl_source_seek(tfq_pipeline *p, int64_t skip, tfq_status *st) {
 }
 
 /* Whether a read error is a bad record (skippable) rather than a failure of the run. */
-static int read_error_skippable(tfq_code c) {
-  return c == TFQ_DATA_LOSS || c == TFQ_INVALID_ARGUMENT || c == TFQ_RESOURCE_EXHAUSTED;
+static int read_error_skippable(const tfq_status *s) {
+  tfq_code c = tfq_status_code(s);
+  return c == TFQ_DATA_LOSS || c == TFQ_INVALID_ARGUMENT ||
+         (c == TFQ_RESOURCE_EXHAUSTED && !tfq__pl_oom(s)); /* a line over max_line_bytes */
 }
 
 /* Lines a TextLineReader already holds, without keys (tfq__reader_take_lines): 1 with in->n > 0,
@@ -478,7 +480,7 @@ tfq_code tfq__pl_read_step(tfq_pipeline *p, pl_chunk *c, pl_step *in, int64_t *b
       sprintf(where, "%s:%lld", path, (long long)line);
     else
       strcpy(where, path);
-    pl_part *q = tfq__pl_part_bad(st, where, !read_error_skippable(rc));
+    pl_part *q = tfq__pl_part_bad(st, where, !read_error_skippable(st));
     tfq_free(where);
     close_file(p);
     if (!q) return TFQ__OOM(st);

@@ -1221,6 +1221,50 @@ static tfq_code scen_shuffle_batch_join(tfq_status *st) {
   return run_batcher(TFQ_BATCHER_SHUFFLE_BATCH_JOIN, 0, 0, 0, st);
 }
 
+/* ---- tfq_pipeline: inference, decode, shuffle, save, restore, next_into ---------------------- */
+
+static tfq_code run_pipeline(int threads, tfq_status *st) {
+  tfq_pipeline_options *o = NULL;
+  tfq_pipeline *p = NULL, *q = NULL;
+  tfq_tuple *b = NULL, *t = NULL;
+  char *state = NULL;
+  size_t len = 0;
+  tfq_code rc = tfq_pipeline_options_new(&o, st);
+  if (!rc) rc = tfq_pipeline_options_add_file(o, p_csv, st);
+  if (!rc) rc = tfq_pipeline_options_add_file(o, p_csv_gz, st);
+  if (!rc) { /* no columns: inferred from the header and the first records */
+    tfq_pipeline_options_set_header(o, 1);
+    tfq_pipeline_options_set_deterministic(o, 1);
+    tfq_pipeline_options_set_seed(o, 5);
+    tfq_pipeline_options_set_capacity(o, 12);
+    tfq_pipeline_options_set_min_after_dequeue(o, 4);
+    tfq_pipeline_options_set_batch_size(o, 4);
+    tfq_pipeline_options_set_num_threads(o, threads);
+    tfq_pipeline_options_set_step(o, 5);
+    tfq_pipeline_options_set_num_epochs(o, 2);
+    rc = tfq_pipeline_new(o, &p, st);
+  }
+  for (int i = 0; !rc && i < 3; i++) {
+    rc = tfq_pipeline_next(p, &b, st);
+    tfq_tuple_free(b);
+    b = NULL;
+  }
+  if (!rc) rc = tfq_pipeline_save(p, &state, &len, st);
+  if (!rc) rc = tfq_pipeline_new(o, &q, st);
+  if (!rc) rc = tfq_pipeline_restore(q, state, len, st);
+  if (!rc) rc = tfq_tuple_new(tfq_pipeline_num_slots(q), &t, st);
+  while (!rc) rc = tfq_pipeline_next_into(q, t, st);
+  if (rc == TFQ_OUT_OF_RANGE) rc = TFQ_OK;
+  tfq_tuple_free(t);
+  tfq_free(state);
+  tfq_pipeline_free(q);
+  tfq_pipeline_free(p);
+  tfq_pipeline_options_free(o);
+  return rc;
+}
+static tfq_code scen_pipeline(tfq_status *st) { return run_pipeline(0, st); }
+static tfq_code scen_pipeline_threads(tfq_status *st) { return run_pipeline(2, st); }
+
 /* ---- the sweep --------------------------------------------------------------------------------
  */
 
@@ -1273,6 +1317,11 @@ static const scenario scenarios[] = {
     {"shuffle_batch", "tf.train.shuffle_batch", scen_shuffle_batch, 1},
     {"batch_join", "tf.train.batch_join enqueue_many", scen_batch_join, 1},
     {"shuffle_batch_join", "tf.train.shuffle_batch_join", scen_shuffle_batch_join, 1},
+    {"pipeline",
+     "tfq_pipeline: inferred CSV columns, plain and gzip, deterministic shuffle, save, "
+     "restore, next_into",
+     scen_pipeline, 0},
+    {"pipeline_threads", "tfq_pipeline with 2 reader threads", scen_pipeline_threads, 1},
 };
 #define NSCEN (sizeof scenarios / sizeof scenarios[0])
 
