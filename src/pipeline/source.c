@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../csv/csv_shared.h"
 #include "../readers/readers_shared.h"
 #include "pipeline_internal.h"
 
@@ -409,6 +410,53 @@ void tfq__pl_recycle_lines(tfq_pipeline *p, tfq_tensor *vt) {
   tfq_tensor_free(vt);
 }
 
+/* One reader thread, CSV, no keys, no sharding by record: decodes the lines where they lie in
+ * the reader's buffer under its lock (the read-decode op's span path: no scan for their ends, no
+ * copy of them; with one thread nobody waits for the lock meanwhile).  1 with a part of in->n
+ * records added to `c`; 0 when take_span's path is needed (nothing taken: another reader state,
+ * or a line that fails to decode, which the line-by-line path reports); -1 out of memory. */
+static int span_step(tfq_pipeline *p, pl_chunk *c, pl_step *in, tfq_status *st) {
+  if (p->o.format != TFQ_FORMAT_CSV || p->kind != TFQ_READER_TEXT_LINE || p->o.keys ||
+      p->o.threads > 1 || (p->o.shard_n > 1 && !p->shard_files))
+    return 0;
+  const char *buf;
+  size_t len, count = 0, used = 0;
+  int at_end;
+  int64_t first;
+  tfq_tensor *holder;
+  if (!tfq__reader_lines_begin(p->src.reader, SIZE_MAX, &buf, &len, &at_end, &holder)) return 0;
+  tfq_tuple *cols = NULL;
+  pl_part *q = tfq__pl_part_new(PART_RECORDS);
+  tfq_status s;
+  tfq__status_ok(&s);
+  tfq_code rc = q && (q->cols = tfq__calloc(p->ncols, sizeof *q->cols)) ? TFQ_OK : TFQ__OOM(&s);
+  if (!rc) rc = tfq_tuple_new(p->ncols, &cols, &s);
+  if (!rc)
+    rc = tfq__decode_csv_span(p->csv, buf, len, NULL, (size_t)p->step, cols, NULL, &count, &used,
+                              &s);
+  int taken = !rc && count > 0;
+  tfq__reader_lines_end(p->src.reader, taken ? used : 0, taken ? (int64_t)count : 0, &first);
+  if (!taken) {
+    tfq_tuple_free(cols);
+    tfq__pl_part_free(q, p->ncols);
+    if (rc != TFQ_RESOURCE_EXHAUSTED) return 0;
+    tfq_status_set(st, rc, "out of memory");
+    return -1;
+  }
+  for (size_t i = 0; i < p->ncols; i++) { /* the rows decoded, count <= step */
+    tfq_tensor *t = q->cols[i] = tfq_tensor_ref(tfq_tuple_get(cols, i));
+    t->dims[0] = t->nelems = (int64_t)count;
+    if (t->dtype != TFQ_STRING) t->nbytes = (size_t)count * tfq_dtype_size(t->dtype);
+  }
+  tfq_tuple_free(cols);
+  q->n = (int64_t)count;
+  in->n = (int64_t)count;
+  tfq__pl_chunk_add(c, q);
+  atomic_fetch_add(&p->records_read, (int64_t)count);
+  atomic_fetch_add(&p->bytes_read, (int64_t)(used - count)); /* without the '\n's */
+  return 1;
+}
+
 /* CSV without keys or sharding by record: the step's lines where they lie in the reader's buffer
  * (tfq__reader_take_span: no copy of them, no string per line), decoded outside the lock. */
 static int take_span(tfq_pipeline *p, pl_step *in) {
@@ -446,6 +494,13 @@ tfq_code tfq__pl_read_step(tfq_pipeline *p, pl_chunk *c, pl_step *in, int64_t *b
     }
     tfq_code rc = s->open ? TFQ_OK : open_file(p, st);
     if (rc) return rc;
+    int sp = s->open ? span_step(p, c, in, st) : 0;
+    if (sp < 0) return TFQ_RESOURCE_EXHAUSTED;
+    if (sp) {
+      s->file_records += in->n;
+      s->epoch_records += in->n;
+      return TFQ_OK;
+    }
     if (s->open && take_span(p, in)) {
       *base = s->file_records;
       s->file_records += in->n;
