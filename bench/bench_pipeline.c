@@ -1,7 +1,7 @@
 /* tfq_pipeline's throughput on CSV files, and its checkpoint's size and save time.
  *
  *   bench_pipeline -d SPEC [-b BATCH] [-j THREADS] [--no-shuffle] [--deterministic]
- *                  [--capacity C] [--mad M] [--seed S] FILE...
+ *                  [--capacity C] [--mad M] [--seed S] [--step N] FILE...
  *       one pass over FILEs in batches (every record's columns built as tensors, as a consumer
  *       gets them); prints one line: "records N seconds S records_per_s R cpu_s C sum X"
  *       (X: a checksum of the first numeric column, so nothing is optimised away).
@@ -63,6 +63,8 @@ int main(int argc, char **argv) {
       capacity = atoll(argv[++i]);
     } else if (!strcmp(a, "--mad") && i + 1 < argc) {
       mad = atoll(argv[++i]);
+    } else if (!strcmp(a, "--step") && i + 1 < argc) {
+      tfq_pipeline_options_set_step(o, atoll(argv[++i]));
     } else if (!strcmp(a, "--seed") && i + 1 < argc) {
       tfq_pipeline_options_set_seed(o, strtoull(argv[++i], NULL, 10));
     } else if (!strcmp(a, "--checkpoint")) {
