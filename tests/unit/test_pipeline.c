@@ -1204,3 +1204,135 @@ Test(pipeline, varlen_and_sequence_features_come_as_tf_batches_them_and_survive_
   free(f[0]);
   free(f[1]);
 }
+
+/* next_into: a kept tuple refilled in place for full batches (the same tensors, no new ones),
+ * new tensors for the short last batch, every value still the generator's; unshuffled batches
+ * copied in runs; a tuple of the wrong size refused. */
+Test(pipeline, next_into_refills_a_kept_tuple_in_place_and_checks_its_size) {
+  char *f[2] = {write_rows("a.csv", 0, 250, 0), write_rows("b.csv", 250, 300, 0)};
+  for (int shuffle = 0; shuffle <= 1; shuffle++) {
+    tfq_pipeline_options *o = csv_opts(f, 2, 16);
+    tfq_pipeline_options_set_shuffle(o, shuffle);
+    tfq_pipeline_options_set_min_after_dequeue(o, 20);
+    tfq_pipeline_options_set_step(o, 37);
+    tfq_pipeline *p = make(o);
+    tfq_status *st = tfq_status_new();
+    tfq_tuple *bad, *t;
+    OK(tfq_tuple_new(tfq_pipeline_num_slots(p) + 1, &bad, NULL));
+    cr_assert_eq(tfq_pipeline_next_into(p, bad, st), TFQ_INVALID_ARGUMENT);
+    cr_assert(strstr(tfq_status_message(st), "the output tuple has 4 slots for 3"), "%s",
+              tfq_status_message(st));
+    tfq_tuple_free(bad);
+    OK(tfq_tuple_new(tfq_pipeline_num_slots(p), &t, NULL));
+    int64_t seen[300] = {0}, n = 0, batches = 0, same = 0;
+    tfq_tensor *prev = NULL;
+    tfq_code c;
+    while ((c = tfq_pipeline_next_into(p, t, st)) == TFQ_OK) {
+      tfq_tensor *id = tfq_tuple_get(t, 0);
+      same += id == prev;
+      prev = id;
+      const int64_t *iv = tfq_tensor_cdata(id);
+      const double *hv = tfq_tensor_cdata(tfq_tuple_get(t, 1));
+      for (int64_t i = 0; i < tfq_tensor_dim(id, 0); i++, n++) {
+        cr_assert(iv[i] >= 0 && iv[i] < 300 && !seen[iv[i]]++);
+        cr_assert_eq(hv[i], iv[i] / 2.0);
+        if (!shuffle) cr_assert_eq(iv[i], n, "unshuffled: position %lld", (long long)n);
+        char want[16];
+        snprintf(want, sizeof want, "s%lld", (long long)iv[i]);
+        size_t len;
+        const char *s = tfq_tensor_string(tfq_tuple_get(t, 2), i, &len);
+        cr_assert(len == strlen(want) && !memcmp(s, want, len));
+      }
+      batches++;
+    }
+    cr_assert_eq(c, TFQ_OUT_OF_RANGE, "%s", tfq_status_message(st));
+    cr_assert_eq(n, 300);
+    cr_assert_eq(batches, 19);
+    cr_assert_eq(same, 17, "full batches refill the kept tensor: %lld of 18", (long long)same);
+    tfq_tuple_free(t);
+    tfq_status_free(st);
+    tfq_pipeline_free(p);
+    tfq_pipeline_options_free(o);
+  }
+  free(f[0]);
+  free(f[1]);
+}
+
+/* Example columns of other sizes and kinds through the shuffle's ring and the batch: FixedLen
+ * int64 [3] (24-byte rows), a VarLen and a FixedLenSequence of strings (padding "pad"). */
+Test(pipeline, string_sequences_and_wide_fixed_features_keep_their_values_through_the_shuffle) {
+  char path[96];
+  snprintf(path, sizeof path, "%s/s.tfrecord", g_dir);
+  tfq_tfrecord_writer *w;
+  OK(tfq_tfrecord_writer_new(path, TFQ_COMPRESSION_GZIP, &w, NULL));
+  for (int64_t i = 0; i < 300; i++) {
+    pb features = {0}, ex = {0}, l = {0}, packed = {0};
+    for (int k = 0; k < 3; k++) pb_varint(&packed, (uint64_t)(i * 10 + k));
+    pb_len(&l, 1, &packed);
+    pb_feature(&features, "v3", 3, &l);
+    l.n = 0;
+    for (int64_t j = 0; j < i % 3; j++) { /* seq of string rows [1]: "r<i>_<j>" */
+      char s[32];
+      pb v = {0};
+      pb_put(&v, s, (size_t)snprintf(s, sizeof s, "r%lld_%lld", (long long)i, (long long)j));
+      pb_len(&l, 1, &v);
+      free(v.p);
+    }
+    pb_feature(&features, "words", 1, &l);
+    pb_len(&ex, 1, &features);
+    OK(tfq_tfrecord_writer_write(w, (const char *)ex.p, ex.n, NULL));
+    free(features.p);
+    free(ex.p);
+    free(l.p);
+    free(packed.p);
+  }
+  OK(tfq_tfrecord_writer_close(w, NULL));
+  tfq_tfrecord_writer_free(w);
+  tfq_example_config *cfg;
+  OK(tfq_example_config_new(&cfg, NULL));
+  const int64_t three = 3, one = 1;
+  OK(tfq_example_config_add_fixed_len(cfg, "v3", TFQ_INT64, &three, 1, NULL, NULL));
+  tfq_tensor *pad;
+  OK(tfq_tensor_new(TFQ_STRING, NULL, 0, &pad, NULL));
+  OK(tfq_tensor_set_string(pad, 0, "pad", 3, NULL));
+  OK(tfq_example_config_add_fixed_len_sequence(cfg, "words", TFQ_STRING, &one, 1, 1, pad, NULL));
+  tfq_tensor_free(pad);
+  tfq_pipeline_options *o;
+  OK(tfq_pipeline_options_new(&o, NULL));
+  OK(tfq_pipeline_options_add_file(o, path, NULL));
+  tfq_pipeline_options_set_format(o, TFQ_FORMAT_EXAMPLES);
+  tfq_pipeline_options_set_features(o, cfg);
+  tfq_pipeline_options_set_batch_size(o, 10);
+  tfq_pipeline_options_set_min_after_dequeue(o, 30);
+  tfq_pipeline_options_set_num_threads(o, 2);
+  tfq_pipeline_options_set_step(o, 25);
+  tfq_pipeline *p = make(o);
+  tfq_tuple *b;
+  int64_t seen[300] = {0}, n = 0;
+  while (tfq_pipeline_next(p, &b, NULL) == TFQ_OK) {
+    const tfq_tensor *v3 = tfq_tuple_get(b, 0), *wd = tfq_tuple_get(b, 1);
+    int64_t m = tfq_tensor_dim(v3, 0), most = tfq_tensor_dim(wd, 1);
+    const int64_t *vv = tfq_tensor_cdata(v3);
+    for (int64_t r = 0; r < m; r++, n++) {
+      int64_t i = vv[3 * r] / 10;
+      cr_assert(i >= 0 && i < 300 && !seen[i]++);
+      for (int k = 0; k < 3; k++) cr_assert_eq(vv[3 * r + k], i * 10 + k);
+      for (int64_t j = 0; j < most; j++) {
+        char want[32];
+        if (j < i % 3)
+          snprintf(want, sizeof want, "r%lld_%lld", (long long)i, (long long)j);
+        else
+          strcpy(want, "pad");
+        size_t len;
+        const char *s = tfq_tensor_string(wd, r * most + j, &len);
+        cr_assert(len == strlen(want) && !memcmp(s, want, len), "record %lld row %lld: %.*s",
+                  (long long)i, (long long)j, (int)len, s);
+      }
+    }
+    tfq_tuple_free(b);
+  }
+  cr_assert_eq(n, 300);
+  tfq_pipeline_free(p);
+  tfq_pipeline_options_free(o);
+  tfq_example_config_free(cfg);
+}
