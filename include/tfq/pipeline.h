@@ -392,8 +392,9 @@ TFQ_API tfq_code tfq_pipeline_save(tfq_pipeline *p, char **state, size_t *len,
                                    tfq_status *st) TFQ_WARN_UNUSED;
 /* As tfq_pipeline_save(), written to `path` atomically (the temporary file "<path>.tmp", fsync,
  * rename, fsync of the directory): a crash leaves the old state or the new one (and perhaps
- * "<path>.tmp", which the next save overwrites).  One saver per path at a time.  @return as save,
- * TFQ_UNKNOWN and the other I/O codes naming the file.  Since: 0.3 */
+ * "<path>.tmp", which the next save overwrites).  One saver per path at a time.  @return as save;
+ * TFQ_NOT_FOUND (no such directory), TFQ_PERMISSION_DENIED, TFQ_RESOURCE_EXHAUSTED (disk full),
+ * TFQ_UNKNOWN (other I/O errors), each "<path>; <strerror>".  Since: 0.3 */
 TFQ_API tfq_code tfq_pipeline_save_file(tfq_pipeline *p, const char *path,
                                         tfq_status *st) TFQ_WARN_UNUSED;
 /* Restores a saved state into a pipeline made with the same options and files, before its
@@ -406,7 +407,9 @@ TFQ_API tfq_code tfq_pipeline_save_file(tfq_pipeline *p, const char *path,
  * Ownership: `state` borrowed.  Thread-safety: the consumer's thread.  Since: 0.3 */
 TFQ_API tfq_code tfq_pipeline_restore(tfq_pipeline *p, const void *state, size_t len,
                                       tfq_status *st) TFQ_WARN_UNUSED;
-/* As tfq_pipeline_restore(), from a file written by tfq_pipeline_save_file().  Since: 0.3 */
+/* As tfq_pipeline_restore(), from a file written by tfq_pipeline_save_file().  @return as
+ * restore; TFQ_NOT_FOUND, TFQ_PERMISSION_DENIED, TFQ_FAILED_PRECONDITION (a directory),
+ * TFQ_UNKNOWN, each "<path>; <strerror>".  Since: 0.3 */
 TFQ_API tfq_code tfq_pipeline_restore_file(tfq_pipeline *p, const char *path,
                                            tfq_status *st) TFQ_WARN_UNUSED;
 

@@ -219,6 +219,21 @@ tfq_code tfq_pipeline_save(tfq_pipeline *p, char **state, size_t *len, tfq_statu
   return TFQ_OK;
 }
 
+/* The code of a failed file operation, as TF's readers name them. */
+static tfq_code io_code(int err) {
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR: return TFQ_NOT_FOUND;
+    case EACCES:
+    case EPERM:
+    case EROFS: return TFQ_PERMISSION_DENIED;
+    case ENOSPC:
+    case EDQUOT: return TFQ_RESOURCE_EXHAUSTED;
+    case EISDIR: return TFQ_FAILED_PRECONDITION;
+    default: return TFQ_UNKNOWN;
+  }
+}
+
 tfq_code tfq_pipeline_save_file(tfq_pipeline *p, const char *path, tfq_status *st) {
   char *s;
   size_t n;
@@ -252,9 +267,7 @@ tfq_code tfq_pipeline_save_file(tfq_pipeline *p, const char *path, tfq_status *s
   }
   tfq_free(s);
   tfq_free(tmp);
-  if (err)
-    return tfq_status_set(st, err == ENOSPC ? TFQ_RESOURCE_EXHAUSTED : TFQ_UNKNOWN, "%s; %s", path,
-                          strerror(err));
+  if (err) return tfq_status_set(st, io_code(err), "%s; %s", path, strerror(err));
   /* the rename itself durable: fsync the directory */
   char *dir = tfq__strdup(path);
   if (dir) {
@@ -537,15 +550,14 @@ tfq_code tfq_pipeline_restore(tfq_pipeline *p, const void *state, size_t len, tf
 
 tfq_code tfq_pipeline_restore_file(tfq_pipeline *p, const char *path, tfq_status *st) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return tfq_status_set(st, errno == ENOENT ? TFQ_NOT_FOUND : TFQ_UNKNOWN, "%s; %s", path,
-                          strerror(errno));
+  if (fd < 0) return tfq_status_set(st, io_code(errno), "%s; %s", path, strerror(errno));
   struct stat sb;
   char *buf = NULL;
   size_t n = 0;
   tfq_code rc = TFQ_OK;
-  if (fstat(fd, &sb) != 0) {
-    rc = tfq_status_set(st, TFQ_UNKNOWN, "%s; %s", path, strerror(errno));
+  if (fstat(fd, &sb) != 0 || S_ISDIR(sb.st_mode)) {
+    int err = S_ISDIR(sb.st_mode) ? EISDIR : errno;
+    rc = tfq_status_set(st, io_code(err), "%s; %s", path, strerror(err));
   } else if (!(buf = tfq_malloc((size_t)sb.st_size + 1))) {
     rc = TFQ__OOM(st);
   } else {

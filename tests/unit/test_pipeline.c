@@ -1336,3 +1336,57 @@ Test(pipeline, string_sequences_and_wide_fixed_features_keep_their_values_throug
   tfq_pipeline_options_free(o);
   tfq_example_config_free(cfg);
 }
+
+/* save_file / restore_file: a state written beside a relative and an absolute path restores and
+ * continues; a missing directory, a missing file and a directory get the file's error. */
+Test(pipeline, state_files_round_trip_and_name_what_failed) {
+  char *f[1] = {write_rows("a.csv", 0, 200, 0)};
+  tfq_pipeline_options *o = csv_opts(f, 1, 10);
+  tfq_pipeline_options_set_deterministic(o, 1);
+  tfq_pipeline_options_set_seed(o, 4);
+  tfq_pipeline_options_set_min_after_dequeue(o, 30);
+  tfq_status *st = tfq_status_new();
+  char abs_path[128], bad[128];
+  snprintf(abs_path, sizeof abs_path, "%s/state.bin", g_dir);
+  snprintf(bad, sizeof bad, "%s/no/such/dir/state.bin", g_dir);
+  char cwd[512];
+  cr_assert_not_null(getcwd(cwd, sizeof cwd));
+  cr_assert_eq(chdir(g_dir), 0);
+  const char *paths[2] = {abs_path, "rel.state"};
+  for (int k = 0; k < 2; k++) {
+    tfq_pipeline *p = make(o);
+    tfq_tuple *b;
+    for (int i = 0; i < 5; i++) {
+      OK(tfq_pipeline_next(p, &b, NULL));
+      tfq_tuple_free(b);
+    }
+    cr_assert_eq(tfq_pipeline_save_file(p, paths[k], st), TFQ_OK, "%s", tfq_status_message(st));
+    int64_t n1;
+    tfq_code e1;
+    int64_t *rest = drain(p, 10, &n1, &e1);
+    tfq_pipeline_free(p);
+    p = make(o);
+    cr_assert_eq(tfq_pipeline_restore_file(p, paths[k], st), TFQ_OK, "%s", tfq_status_message(st));
+    int64_t n2;
+    tfq_code e2;
+    int64_t *again = drain(p, 10, &n2, &e2);
+    cr_assert(n1 == 150 && n2 == n1 && !memcmp(rest, again, (size_t)n1 * sizeof *rest));
+    free(rest);
+    free(again);
+    cr_assert_eq(tfq_pipeline_save_file(p, bad, st), TFQ_NOT_FOUND); /* after its end: allowed */
+    cr_assert(strstr(tfq_status_message(st), "no/such/dir/state.bin; No such file"), "%s",
+              tfq_status_message(st));
+    tfq_pipeline_free(p);
+  }
+  tfq_pipeline *p = make(o);
+  cr_assert_eq(tfq_pipeline_restore_file(p, "missing.state", st), TFQ_NOT_FOUND);
+  cr_assert(strstr(tfq_status_message(st), "missing.state; No such file"), "%s",
+            tfq_status_message(st));
+  cr_assert_eq(tfq_pipeline_restore_file(p, g_dir, st), TFQ_FAILED_PRECONDITION);
+  cr_assert(strstr(tfq_status_message(st), "Is a directory"), "%s", tfq_status_message(st));
+  tfq_pipeline_free(p);
+  cr_assert_eq(chdir(cwd), 0);
+  tfq_status_free(st);
+  tfq_pipeline_options_free(o);
+  free(f[0]);
+}
