@@ -21,34 +21,6 @@
 #define PL_INFER_VALUES (1 << 17)
 #define PL_INFER_MIN_ROWS 10
 
-/* ---- a growing string ---- */
-
-typedef struct pl_text {
-  char *p;
-  size_t n, cap;
-  int oom;
-} pl_text;
-
-static void text_add(pl_text *b, const char *s, size_t n) {
-  if (b->oom) return;
-  if (b->n + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < b->n + n + 1) cap *= 2;
-    char *q = tfq_realloc(b->p, cap);
-    if (!q) {
-      b->oom = 1;
-      return;
-    }
-    b->p = q;
-    b->cap = cap;
-  }
-  if (n) memcpy(b->p + b->n, s, n);
-  b->n += n;
-  b->p[b->n] = '\0';
-}
-static void text_putc(pl_text *b, char c) { text_add(b, &c, 1); }
-static void text_puts(pl_text *b, const char *s) { text_add(b, s, strlen(s)); }
-
 /* ---- the spec string ---- */
 
 static const char *type_name(tfq_dtype t) {

@@ -410,31 +410,6 @@ tfq_code tfq__pl_infer_features(tfq_pipeline *p, tfq_status *st) {
 
 /* ---- the features as a --features SPEC ---- */
 
-typedef struct pl_text {
-  char *p;
-  size_t n, cap;
-  int oom;
-} pl_text;
-
-static void text_add(pl_text *b, const char *s, size_t n) {
-  if (b->oom) return;
-  if (b->n + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < b->n + n + 1) cap *= 2;
-    char *q = tfq_realloc(b->p, cap);
-    if (!q) {
-      b->oom = 1;
-      return;
-    }
-    b->p = q;
-    b->cap = cap;
-  }
-  if (n) memcpy(b->p + b->n, s, n);
-  b->n += n;
-  b->p[b->n] = '\0';
-}
-static void text_puts(pl_text *b, const char *s) { text_add(b, s, strlen(s)); }
-
 /* s[0..n) as is, or in double quotes ('"' doubled) when it holds a character of the SPEC syntax
  * `special`, or `empty_q` and it is empty, or it starts or ends with a blank (tfq-cat's
  * put_name; the same rule for string defaults, whose special characters are ',' and '"'). */

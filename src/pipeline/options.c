@@ -179,6 +179,24 @@ void tfq_pipeline_options_set_bad_record_fn(tfq_pipeline_options *o, tfq_bad_rec
   o->bad_ctx = ctx;
 }
 
+void tfq__pl_text_add(pl_text *b, const char *s, size_t n) {
+  if (b->oom) return;
+  if (b->n + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->n + n + 1) cap *= 2;
+    char *q = tfq_realloc(b->p, cap);
+    if (!q) {
+      b->oom = 1;
+      return;
+    }
+    b->p = q;
+    b->cap = cap;
+  }
+  if (n) memcpy(b->p + b->n, s, n);
+  b->n += n;
+  b->p[b->n] = '\0';
+}
+
 /* ---- the column spec ---- */
 
 static int parse_type(const char *s, size_t n, tfq_dtype *out) {

@@ -246,6 +246,18 @@ static inline int tfq__pl_oom(const tfq_status *s) {
          strcmp(tfq_status_reason(s), "out of memory") == 0;
 }
 
+/* A growing NUL-terminated string (options.c): text_add appends n bytes; after an allocation
+ * failure it appends nothing more and `oom` is set (the caller checks once at the end). */
+typedef struct pl_text {
+  char *p;
+  size_t n, cap;
+  int oom;
+} pl_text;
+void tfq__pl_text_add(pl_text *b, const char *s, size_t n);
+static inline void text_add(pl_text *b, const char *s, size_t n) { tfq__pl_text_add(b, s, n); }
+static inline void text_putc(pl_text *b, char c) { tfq__pl_text_add(b, &c, 1); }
+static inline void text_puts(pl_text *b, const char *s) { tfq__pl_text_add(b, s, strlen(s)); }
+
 /* source.c */
 /* Expands the inputs, reads sizes and compression, the header, sets up columns and readers. */
 tfq_code tfq__pl_setup(tfq_pipeline *p, tfq_status *st);
