@@ -222,6 +222,11 @@ TFQ_API void tfq_pipeline_options_set_fixed_length(tfq_pipeline_options *o, int6
  * config is the pipeline's own).  Thread-safety: as the builder.  Since: 0.3 */
 TFQ_API void tfq_pipeline_options_set_features(tfq_pipeline_options *o,
                                                const tfq_example_config *cfg);
+/* FixedLenSequence columns as ragged batches instead of padded ones: two tuple slots, the
+ * records' rows back to back [total rows, row shape] and int64 row splits [n + 1] (record r's rows
+ * are splits[r] .. splits[r + 1]; tf.RaggedTensor.from_row_splits), so each record's own rows
+ * stay known (the padded batch cannot tell padding from values).  Default off.  Since: 0.3 */
+TFQ_API void tfq_pipeline_options_set_ragged_sequences(tfq_pipeline_options *o, int on);
 /* A last string column "key" holding each record's reader key ("<file>:<n>").  Since: 0.3 */
 TFQ_API void tfq_pipeline_options_set_keys(tfq_pipeline_options *o, int on);
 
@@ -324,6 +329,8 @@ TFQ_API tfq_code tfq_pipeline_next_into(tfq_pipeline *p, tfq_tuple *dst,
 TFQ_API size_t tfq_pipeline_num_slots(const tfq_pipeline *p);
 TFQ_API size_t tfq_pipeline_column_slot(const tfq_pipeline *p, size_t i);
 TFQ_API int tfq_pipeline_column_is_sparse(const tfq_pipeline *p, size_t i);
+/* A FixedLenSequence column with set_ragged_sequences: two slots, rows and row splits. */
+TFQ_API int tfq_pipeline_column_is_ragged(const tfq_pipeline *p, size_t i);
 
 /* Columns of the batches: count, names, dtypes, per-record shapes (a sparse column: [-1]; a
  * FixedLenSequence column: [-1, row shape]).

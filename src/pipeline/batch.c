@@ -148,6 +148,46 @@ static tfq_code gather_sparse(const pl_column *col, const pl_slot *pick, int64_t
 
 /* A FixedLenSequence column of the picked records as TF batches it: dense [n, the most rows,
  * row shape], each record's rows then the padding. */
+/* The same as a ragged column: the records' rows back to back [total, row shape] in slot, and
+ * int64 row splits [n + 1] in slot + 1 (record r's rows are splits[r] .. splits[r + 1]), as
+ * tf.RaggedTensor.from_row_splits takes them. */
+static tfq_code gather_ragged(const pl_column *col, const pl_slot *pick, int64_t n, size_t c,
+                              tfq_tuple *t, tfq_status *st) {
+  int64_t w = col->width, total = 0, np1 = n + 1;
+  for (int64_t i = 0; i < n; i++) {
+    const int64_t *sp = pick[i].part->splits[c] + pick[i].row;
+    total += sp[1] - sp[0];
+  }
+  int64_t dims[9];
+  dims[0] = total;
+  memcpy(dims + 1, col->dims + 1, (size_t)(col->rank - 1) * sizeof *dims);
+  tfq_tensor *o, *splits;
+  tfq_code rc = tfq__tensor_alloc(col->dtype, dims, col->rank, 0, &o, st);
+  if (rc) return rc;
+  tfq_tuple_set_take(t, col->slot, o);
+  if ((rc = tfq__tensor_alloc(TFQ_INT64, &np1, 1, 0, &splits, st))) return rc;
+  tfq_tuple_set_take(t, col->slot + 1, splits);
+  int64_t *rs = splits->data, at = 0;
+  size_t es = col->dtype == TFQ_STRING ? 0 : tfq_dtype_size(col->dtype);
+  rs[0] = 0;
+  for (int64_t i = 0; i < n; i++) {
+    const pl_part *q = pick[i].part;
+    const int64_t *sp = q->splits[c] + pick[i].row;
+    int64_t k = (sp[1] - sp[0]) * w;
+    if (es) {
+      memcpy((char *)o->data + (size_t)at * es,
+             (const char *)q->cols[c]->data + (size_t)(sp[0] * w) * es, (size_t)k * es);
+    } else {
+      const tfq__str *s = tfq__strs(q->cols[c]) + sp[0] * w;
+      for (int64_t e = 0; e < k; e++)
+        if (tfq__tensor_put_string(o, at + e, s[e].p, s[e].len)) return TFQ__OOM(st);
+    }
+    at += k;
+    rs[i + 1] = rs[i] + (sp[1] - sp[0]);
+  }
+  return TFQ_OK;
+}
+
 static tfq_code gather_seq(const pl_column *col, const pl_slot *pick, int64_t n, size_t c,
                            tfq_tuple *t, tfq_status *st) {
   int64_t most = 0, w = col->width;
@@ -228,7 +268,8 @@ tfq_code tfq__pl_gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_
       continue;
     }
     if (col->seq) {
-      if ((rc = gather_seq(col, pick, n, c, t, st))) break;
+      rc = p->o.ragged ? gather_ragged(col, pick, n, c, t, st) : gather_seq(col, pick, n, c, t, st);
+      if (rc) break;
       continue;
     }
     tfq_tensor *o = t->c[col->slot];

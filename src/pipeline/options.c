@@ -137,6 +137,9 @@ void tfq_pipeline_options_set_fixed_length(tfq_pipeline_options *o, int64_t reco
 void tfq_pipeline_options_set_features(tfq_pipeline_options *o, const tfq_example_config *cfg) {
   o->features = cfg;
 }
+void tfq_pipeline_options_set_ragged_sequences(tfq_pipeline_options *o, int on) {
+  o->ragged = on != 0;
+}
 void tfq_pipeline_options_set_keys(tfq_pipeline_options *o, int on) { o->keys = on != 0; }
 void tfq_pipeline_options_set_batch_size(tfq_pipeline_options *o, int64_t n) { o->batch_size = n; }
 void tfq_pipeline_options_set_drop_remainder(tfq_pipeline_options *o, int on) {

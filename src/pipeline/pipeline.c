@@ -445,6 +445,9 @@ size_t tfq_pipeline_column_slot(const tfq_pipeline *p, size_t i) {
 int tfq_pipeline_column_is_sparse(const tfq_pipeline *p, size_t i) {
   return i < p->ncols ? p->cols[i].sparse : 0;
 }
+int tfq_pipeline_column_is_ragged(const tfq_pipeline *p, size_t i) {
+  return i < p->ncols ? p->cols[i].seq && p->o.ragged : 0;
+}
 const char *tfq_pipeline_column_name(const tfq_pipeline *p, size_t i) {
   return i < p->ncols ? p->cols[i].name : NULL;
 }

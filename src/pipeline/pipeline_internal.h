@@ -52,6 +52,7 @@ struct tfq_pipeline_options {
   int64_t shard_i, shard_n;
   int64_t max_bad;
   int deterministic;
+  int ragged; /* FixedLenSequence columns as values + row splits (set_ragged_sequences) */
   tfq_bad_record_fn bad_fn;
   void *bad_ctx;
   int64_t infer_rows; /* CSV inference: records sampled; -1: tfq-cat's rule (infer.c) */
@@ -135,7 +136,8 @@ typedef struct pl_column {
   int64_t width; /* elements per record (a ragged column: per row) */
   int sparse;    /* a VarLen feature: per record a list; in a batch a SparseTensor */
   int seq;       /* a FixedLenSequence feature: per record rows of dims[1..]; in a batch a dense
-                  * [n, longest, dims[1..]] padded with `pad` (NULL: 0 or "") */
+                  * [n, longest, dims[1..]] padded with `pad` (NULL: 0 or ""), or with
+                  * options.ragged two slots: the rows [total, dims[1..]] and int64 row splits */
   const tfq_tensor *pad;
   size_t seq_out; /* its output in the pipeline's seq_cfg */
   size_t slot;    /* its first slot in a batch tuple (a sparse column has three) */

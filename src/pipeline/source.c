@@ -234,7 +234,7 @@ static tfq_code setup_columns(tfq_pipeline *p, tfq_status *st) {
   if (!rc && o->keys) rc = add_column(p, "key", 3, TFQ_STRING, NULL, 0, st);
   for (size_t i = 0; !rc && i < p->ncols; i++) { /* a sparse column: indices, values, shape */
     p->cols[i].slot = p->nslots;
-    p->nslots += p->cols[i].sparse ? 3 : 1;
+    p->nslots += p->cols[i].sparse ? 3 : p->cols[i].seq && p->o.ragged ? 2 : 1;
   }
   return rc;
 }

@@ -41,7 +41,8 @@ void tfq__pl_fingerprint(tfq_pipeline *p) {
       o->format,       o->compression,    o->delim,        o->header,    o->skip_header_lines,
       o->record_bytes, o->header_bytes,   o->footer_bytes, o->hop_bytes, o->keys,
       p->batch,        o->drop_remainder, o->shuffle,      p->capacity,  p->mad,
-      o->num_epochs,   o->shard_i,        o->shard_n,      o->max_bad,   o->deterministic};
+      o->num_epochs,   o->shard_i,        o->shard_n,      o->max_bad,   o->deterministic,
+      o->ragged};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) fnv_i64(&h, v[i]);
   if (o->columns) fnv(&h, o->columns, strlen(o->columns));
   if (o->na_value) fnv(&h, o->na_value, strlen(o->na_value) + 1);

@@ -1390,3 +1390,61 @@ Test(pipeline, state_files_round_trip_and_name_what_failed) {
   tfq_pipeline_options_free(o);
   free(f[0]);
 }
+
+/* set_ragged_sequences: the FixedLenSequence column "xy" as its rows back to back and row splits,
+ * each record's own rows (no padding), in the same order as the padded pipeline's batches. */
+Test(pipeline, ragged_sequences_give_each_records_own_rows_and_row_splits) {
+  char *f[1] = {write_examples("r.tfrecord", 0, 400)};
+  tfq_example_config *cfg = example_cfg();
+  int64_t ids[2][400], k[2] = {0, 0};
+  for (int ragged = 0; ragged <= 1; ragged++) {
+    tfq_pipeline_options *o;
+    OK(tfq_pipeline_options_new(&o, NULL));
+    OK(tfq_pipeline_options_add_file(o, f[0], NULL));
+    tfq_pipeline_options_set_format(o, TFQ_FORMAT_EXAMPLES);
+    tfq_pipeline_options_set_features(o, cfg);
+    tfq_pipeline_options_set_batch_size(o, 9);
+    tfq_pipeline_options_set_capacity(o, 60);
+    tfq_pipeline_options_set_min_after_dequeue(o, 20);
+    tfq_pipeline_options_set_deterministic(o, 1);
+    tfq_pipeline_options_set_seed(o, 21);
+    tfq_pipeline_options_set_ragged_sequences(o, ragged);
+    tfq_pipeline *p = make(o);
+    cr_assert_eq(tfq_pipeline_num_slots(p), ragged ? 9 : 8);
+    cr_assert_eq(tfq_pipeline_column_is_ragged(p, 3), ragged);
+    size_t sx = tfq_pipeline_column_slot(p, 3);
+    tfq_tuple *b;
+    while (tfq_pipeline_next(p, &b, NULL) == TFQ_OK) {
+      const tfq_tensor *id = tfq_tuple_get(b, tfq_pipeline_column_slot(p, 0));
+      const int64_t *iv = tfq_tensor_cdata(id);
+      int64_t n = tfq_tensor_dim(id, 0);
+      for (int64_t r = 0; r < n; r++) ids[ragged][k[ragged]++] = iv[r];
+      if (!ragged) {
+        tfq_tuple_free(b);
+        continue;
+      }
+      const tfq_tensor *rows = tfq_tuple_get(b, sx), *sp = tfq_tuple_get(b, sx + 1);
+      const int64_t *spv = tfq_tensor_cdata(sp);
+      const float *rv = tfq_tensor_cdata(rows);
+      cr_assert(tfq_tensor_rank(rows) == 2 && tfq_tensor_dim(rows, 1) == 2);
+      cr_assert_eq(tfq_tensor_dim(sp, 0), n + 1);
+      cr_assert_eq(spv[0], 0);
+      for (int64_t r = 0; r < n; r++) {
+        cr_assert_eq(spv[r + 1] - spv[r], iv[r] % 5, "record %lld: %lld rows", (long long)iv[r],
+                     (long long)(spv[r + 1] - spv[r]));
+        for (int64_t row = 0; row < iv[r] % 5; row++) {
+          const float *e = rv + (spv[r] + row) * 2;
+          cr_assert(e[0] == (float)(iv[r] + row) && e[1] == -(float)(iv[r] + row));
+        }
+      }
+      cr_assert_eq(spv[n], tfq_tensor_dim(rows, 0));
+      tfq_tuple_free(b);
+    }
+    tfq_pipeline_free(p);
+    tfq_pipeline_options_free(o);
+  }
+  cr_assert(k[0] == 400 && k[1] == 400);
+  cr_assert_eq(memcmp(ids[0], ids[1], sizeof ids[0]), 0, "the order differs");
+  tfq_example_config_free(cfg);
+  free(f[0]);
+}
