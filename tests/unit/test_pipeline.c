@@ -1448,3 +1448,111 @@ Test(pipeline, ragged_sequences_give_each_records_own_rows_and_row_splits) {
   tfq_example_config_free(cfg);
   free(f[0]);
 }
+
+/* Every option tfq_pipeline_new checks, one at a time, with its message. */
+Test(pipeline, each_out_of_range_option_is_refused_by_name) {
+  char *f[1] = {write_rows("a.csv", 0, 10, 0)};
+  struct {
+    int what;
+    int64_t v;
+    const char *text;
+  } cases[] = {
+      {0, -1, "num_threads must be in [0, 1024], not -1"},
+      {0, 1025, "num_threads must be in [0, 1024], not 1025"},
+      {1, 0, "step must be > 0, not 0"},
+      {2, -1, "num_epochs must be >= 0, not -1"},
+      {3, -2, "max_bad_records must be >= -1, not -2"},
+      {4, -1, "shard index must be in [0, count): index -1, count 2"},
+      {5, 0, "shard index must be in [0, count): index 0, count 0"},
+      {6, ((int64_t)1 << 31) + 1, "capacity must be at most 2^31"},
+      {7, INT64_MAX / 2, "min_after_dequeue or batch_size too large"},
+      {8, 5, "capacity (5) must be at least min_after_dequeue + batch_size"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tfq_pipeline_options *o = csv_opts(f, 1, 8);
+    int64_t v = cases[i].v;
+    switch (cases[i].what) {
+      case 0: tfq_pipeline_options_set_num_threads(o, (int)v); break;
+      case 1: tfq_pipeline_options_set_step(o, v); break;
+      case 2: tfq_pipeline_options_set_num_epochs(o, v); break;
+      case 3: tfq_pipeline_options_set_max_bad_records(o, v); break;
+      case 4: tfq_pipeline_options_set_shard(o, v, 2); break;
+      case 5: tfq_pipeline_options_set_shard(o, 0, v); break;
+      case 6: tfq_pipeline_options_set_capacity(o, v); break;
+      case 7: tfq_pipeline_options_set_min_after_dequeue(o, v); break;
+      default:
+        tfq_pipeline_options_set_capacity(o, v);
+        tfq_pipeline_options_set_min_after_dequeue(o, 0);
+        break;
+    }
+    expect_new_error(o, TFQ_INVALID_ARGUMENT, cases[i].text);
+    tfq_pipeline_options_free(o);
+  }
+  /* and the ones that hold: no shuffle needs no capacity; an unlimited budget */
+  tfq_pipeline_options *o = csv_opts(f, 1, 8);
+  tfq_pipeline_options_set_shuffle(o, 0);
+  tfq_pipeline_options_set_capacity(o, 1);
+  tfq_pipeline_options_set_max_bad_records(o, -1);
+  tfq_pipeline *p = make(o);
+  tfq_pipeline_stats s = {.size = sizeof s};
+  OK(tfq_pipeline_get_stats(p, &s, NULL));
+  cr_assert_eq(s.buffer_capacity, 8);
+  s.size = 0;
+  cr_assert_eq(tfq_pipeline_get_stats(p, &s, NULL), TFQ_INVALID_ARGUMENT);
+  tfq_pipeline_free(p);
+  tfq_pipeline_options_free(o);
+  free(f[0]);
+}
+
+/* Text input with a header line: the line names the column and is skipped; an empty file has no
+ * header to give.  And the setters that undo (NULL, 0), NULL frees, accessors past the end. */
+Test(pipeline, a_text_header_names_the_line_column_and_resets_and_bounds_hold) {
+  char *t = write_text("t.txt", "title\nfirst\nsecond\n"), *e = write_text("e.txt", "");
+  tfq_pipeline_options *o;
+  OK(tfq_pipeline_options_new(&o, NULL));
+  OK(tfq_pipeline_options_add_file(o, t, NULL));
+  tfq_pipeline_options_set_format(o, TFQ_FORMAT_TEXT);
+  tfq_pipeline_options_set_header(o, 1);
+  tfq_pipeline_options_set_shuffle(o, 0);
+  tfq_pipeline *p = make(o);
+  cr_assert_str_eq(tfq_pipeline_column_name(p, 0), "title");
+  cr_assert_null(tfq_pipeline_column_name(p, 1));
+  cr_assert_eq(tfq_pipeline_column_dtype(p, 1), (tfq_dtype)0);
+  cr_assert_eq(tfq_pipeline_column_rank(p, 1), -1);
+  cr_assert_null(tfq_pipeline_column_dims(p, 1));
+  cr_assert_eq(tfq_pipeline_column_slot(p, 1), (size_t)-1);
+  cr_assert(!tfq_pipeline_column_is_sparse(p, 1) && !tfq_pipeline_column_is_ragged(p, 1));
+  cr_assert_null(tfq_pipeline_columns_spec(p)); /* not CSV */
+  tfq_tuple *b;
+  OK(tfq_pipeline_next(p, &b, NULL));
+  size_t len;
+  const char *s0 = tfq_tensor_string(tfq_tuple_get(b, 0), 0, &len);
+  cr_assert(len == 5 && !memcmp(s0, "first", 5));
+  cr_assert_eq(tfq_tensor_dim(tfq_tuple_get(b, 0), 0), 2);
+  tfq_tuple_free(b);
+  tfq_pipeline_free(p);
+  tfq_pipeline_options_free(o);
+  OK(tfq_pipeline_options_new(&o, NULL));
+  OK(tfq_pipeline_options_add_file(o, e, NULL));
+  tfq_pipeline_options_set_format(o, TFQ_FORMAT_TEXT);
+  tfq_pipeline_options_set_header(o, 1);
+  expect_new_error(o, TFQ_OUT_OF_RANGE, "no header line (the file is empty)");
+  /* setters that undo */
+  tfq_status *st = tfq_status_new();
+  cr_assert_eq(tfq_pipeline_options_add_file(o, NULL, st), TFQ_INVALID_ARGUMENT);
+  OK(tfq_pipeline_options_set_na_value(o, "NA", NULL));
+  OK(tfq_pipeline_options_set_na_value(o, NULL, NULL));
+  const int64_t sel[1] = {0};
+  OK(tfq_pipeline_options_set_select_cols(o, sel, 1, NULL));
+  OK(tfq_pipeline_options_set_select_cols(o, NULL, 0, NULL));
+  OK(tfq_pipeline_options_set_sample_file(o, t, NULL));
+  OK(tfq_pipeline_options_set_sample_file(o, NULL, NULL));
+  cr_assert_eq(tfq_pipeline_new(NULL, &p, st), TFQ_INVALID_ARGUMENT);
+  tfq_status_free(st);
+  tfq_pipeline_options_free(o);
+  tfq_pipeline_options_free(NULL);
+  tfq_pipeline_free(NULL);
+  tfq_pipeline_stop(NULL);
+  free(t);
+  free(e);
+}
