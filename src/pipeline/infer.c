@@ -165,25 +165,10 @@ static int sample_push(pl_sample *s, const char *rec, size_t len) {
  * reports it when it reads the file); only a sample file that cannot be opened is an error. */
 static tfq_code read_sample(tfq_pipeline *p, int64_t rows, pl_sample *s, tfq_status *st) {
   const tfq_pipeline_options *o = &p->o;
-  const char *path = o->sample_file ? o->sample_file : p->files[0].path;
-  struct stat sb;
   memset(s, 0, sizeof *s);
-  if (o->sample_file && stat(path, &sb) != 0)
-    return tfq_status_set(st, errno == ENOENT ? TFQ_NOT_FOUND : TFQ_UNKNOWN, "sample file %s; %s",
-                          path, strerror(errno));
-  if (o->sample_file && S_ISDIR(sb.st_mode))
-    return tfq_status_set(st, TFQ_FAILED_PRECONDITION, "sample file %s; %s", path,
-                          strerror(EISDIR));
-  tfq_reader_options *ro;
   tfq_reader *r = NULL;
   tfq_queue *unit = NULL;
-  tfq_code rc = tfq_reader_options_new(&ro, st);
-  if (rc) return rc;
-  tfq_reader_options_set_compression(ro, o->compression);
-  tfq_reader_options_set_tf_compat_truncation(ro, o->sample_file != NULL);
-  rc = tfq_reader_new(TFQ_READER_TEXT_LINE, ro, &r, st);
-  tfq_reader_options_free(ro);
-  if (!rc) rc = tfq__pl_unit_queue(path, &unit, st);
+  tfq_code rc = tfq__pl_sample_reader(p, TFQ_READER_TEXT_LINE, &r, &unit, st);
   int64_t skip = skip_lines(o), got = 0;
   int64_t want = rows ? skip + 1 : (o->header ? 1 : 0);
   while (!rc && got < want) {

@@ -291,25 +291,9 @@ static int sample_record(pl_sample *s, const char *r, size_t n) {
  * *rerr.  Only a sample file that cannot be found is an error here. */
 static tfq_code read_sample(tfq_pipeline *p, int64_t rows, pl_sample *s, tfq_status *rerr,
                             tfq_status *st) {
-  const tfq_pipeline_options *o = &p->o;
-  const char *path = o->sample_file ? o->sample_file : p->files[0].path;
-  struct stat sb;
-  if (o->sample_file && stat(path, &sb) != 0)
-    return tfq_status_set(st, errno == ENOENT ? TFQ_NOT_FOUND : TFQ_UNKNOWN, "sample file %s; %s",
-                          path, strerror(errno));
-  if (o->sample_file && S_ISDIR(sb.st_mode))
-    return tfq_status_set(st, TFQ_FAILED_PRECONDITION, "sample file %s; %s", path,
-                          strerror(EISDIR));
-  tfq_reader_options *ro;
   tfq_reader *r = NULL;
   tfq_queue *unit = NULL;
-  tfq_code rc = tfq_reader_options_new(&ro, st);
-  if (rc) return rc;
-  tfq_reader_options_set_compression(ro, o->compression);
-  tfq_reader_options_set_tf_compat_truncation(ro, o->sample_file != NULL);
-  rc = tfq_reader_new(TFQ_READER_TFRECORD, ro, &r, st);
-  tfq_reader_options_free(ro);
-  if (!rc) rc = tfq__pl_unit_queue(path, &unit, st);
+  tfq_code rc = tfq__pl_sample_reader(p, TFQ_READER_TFRECORD, &r, &unit, st);
   while (!rc && s->read < rows) {
     tfq_tensor *keys = NULL, *values = NULL;
     if (tfq_reader_read_up_to(r, unit, rows - s->read, &keys, &values, NULL, rerr)) {

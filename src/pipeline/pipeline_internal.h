@@ -281,6 +281,13 @@ tfq_code tfq__pl_source_seek(tfq_pipeline *p, int64_t skip, tfq_status *st);
 void tfq__pl_source_free(tfq_pipeline *p);
 /* Keeps a step's lines tensor for the next step, or frees it. */
 void tfq__pl_recycle_lines(tfq_pipeline *p, tfq_tensor *vt);
+/* The reader inference samples with (infer.c, infer_example.c): a `kind` reader with the
+ * options' compression over the sample file (a stream cut short ends silently there) or the
+ * first input, and its one-file work queue.  A sample file that does not exist or is a directory
+ * is an error ("sample file <path>; <strerror>"); the inputs were checked by then.  On failure
+ * *r and *unit are freed and NULL. */
+tfq_code tfq__pl_sample_reader(tfq_pipeline *p, tfq_reader_kind kind, tfq_reader **r,
+                               tfq_queue **unit, tfq_status *st);
 /* A one-element work queue holding `path`, closed. */
 tfq_code tfq__pl_unit_queue(const char *path, tfq_queue **out, tfq_status *st);
 

@@ -93,6 +93,34 @@ static tfq_code add_column(tfq_pipeline *p, const char *name, size_t len, tfq_dt
   return TFQ_OK;
 }
 
+tfq_code tfq__pl_sample_reader(tfq_pipeline *p, tfq_reader_kind kind, tfq_reader **r,
+                               tfq_queue **unit, tfq_status *st) {
+  const tfq_pipeline_options *o = &p->o;
+  const char *path = o->sample_file ? o->sample_file : p->files[0].path;
+  struct stat sb;
+  *r = NULL;
+  *unit = NULL;
+  if (o->sample_file && stat(path, &sb) != 0)
+    return tfq_status_set(st, errno == ENOENT ? TFQ_NOT_FOUND : TFQ_UNKNOWN, "sample file %s; %s",
+                          path, strerror(errno));
+  if (o->sample_file && S_ISDIR(sb.st_mode))
+    return tfq_status_set(st, TFQ_FAILED_PRECONDITION, "sample file %s; %s", path,
+                          strerror(EISDIR));
+  tfq_reader_options *ro;
+  tfq_code rc = tfq_reader_options_new(&ro, st);
+  if (rc) return rc;
+  tfq_reader_options_set_compression(ro, o->compression);
+  tfq_reader_options_set_tf_compat_truncation(ro, o->sample_file != NULL);
+  rc = tfq_reader_new(kind, ro, r, st);
+  tfq_reader_options_free(ro);
+  if (!rc) rc = tfq__pl_unit_queue(path, unit, st);
+  if (rc) {
+    tfq_reader_free(*r);
+    *r = NULL;
+  }
+  return rc;
+}
+
 /* The first line of the first file (the header), through a TextLine reader. */
 static tfq_code first_line(tfq_pipeline *p, tfq_tensor **line, tfq_status *st) {
   tfq_reader_options *ro;

@@ -38,33 +38,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-/* ---- TAP and small helpers (pipeline_util.h's, without its unused CSV helpers) ---- */
-
-static int tap_n, tap_failed;
-
-static void tap(int ok, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  printf("%s %d - ", ok ? "ok" : "not ok", ++tap_n);
-  vprintf(fmt, ap);
-  printf("\n");
-  fflush(stdout);
-  va_end(ap);
-  if (!ok) tap_failed++;
-}
-
-static void die_on(tfq_code c, tfq_status *st, const char *what) {
-  if (c == TFQ_OK) return;
-  printf("Bail out! %s: %s: %s\n", what, tfq_code_name(c), tfq_status_message(st));
-  fflush(stdout);
-  exit(1);
-}
-
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
+#include "pipeline_util.h"
 
 /* snprintf for diagnostics, where truncation is fine (and gcc's truncation analysis is not). */
 static void sfmt(char *dst, size_t cap, const char *fmt, ...) {

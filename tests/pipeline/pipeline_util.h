@@ -1,4 +1,5 @@
-/* Shared helpers of the pipeline suite: TAP output, fatal checks, a temp dir of CSV files. */
+/* Shared helpers of the pipeline suite: TAP output, fatal checks, a temp dir of CSV files.
+ * Functions are static inline so a program may include this and use only some of them. */
 #ifndef TFQ_TESTS_PIPELINE_UTIL_H
 #define TFQ_TESTS_PIPELINE_UTIL_H
 
@@ -12,7 +13,7 @@
 
 static int tap_n, tap_failed;
 
-static void tap(int ok, const char *fmt, ...) {
+static inline void tap(int ok, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   printf("%s %d - ", ok ? "ok" : "not ok", ++tap_n);
@@ -23,20 +24,20 @@ static void tap(int ok, const char *fmt, ...) {
   if (!ok) tap_failed++;
 }
 
-static void die_on(tfq_code c, tfq_status *st, const char *what) {
+static inline void die_on(tfq_code c, tfq_status *st, const char *what) {
   if (c == TFQ_OK) return;
   printf("Bail out! %s: %s: %s\n", what, tfq_code_name(c), tfq_status_message(st));
   fflush(stdout);
   exit(1);
 }
 
-static int64_t now_ns(void) {
+static inline int64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static void sleep_us(long us) {
+static inline void sleep_us(long us) {
   struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
   nanosleep(&ts, NULL);
 }
@@ -48,7 +49,7 @@ typedef struct csv_dir {
   char (*paths)[300];
 } csv_dir;
 
-static void csv_dir_make(csv_dir *d, int nfiles, int (*lines_of)(int)) {
+static inline void csv_dir_make(csv_dir *d, int nfiles, int (*lines_of)(int)) {
   snprintf(d->dir, sizeof d->dir, "%s/tfq_pipeline_XXXXXX",
            getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
   if (!mkdtemp(d->dir)) {
@@ -70,14 +71,14 @@ static void csv_dir_make(csv_dir *d, int nfiles, int (*lines_of)(int)) {
   }
 }
 
-static void csv_dir_remove(csv_dir *d) {
+static inline void csv_dir_remove(csv_dir *d) {
   for (int i = 0; i < d->nfiles; i++) unlink(d->paths[i]);
   rmdir(d->dir);
   free(d->paths);
 }
 
 /* A 1-D string tensor of the file names. */
-static tfq_tensor *filenames_tensor(const csv_dir *d, tfq_status *st) {
+static inline tfq_tensor *filenames_tensor(const csv_dir *d, tfq_status *st) {
   int64_t n = d->nfiles;
   tfq_tensor *t;
   die_on(tfq_tensor_new(TFQ_STRING, &n, 1, &t, st), st, "filenames tensor");
@@ -87,7 +88,7 @@ static tfq_tensor *filenames_tensor(const csv_dir *d, tfq_status *st) {
 }
 
 /* A spec of `n` scalar components of `dt`. */
-static tfq_spec *scalar_spec(tfq_dtype dt, int n, tfq_status *st) {
+static inline tfq_spec *scalar_spec(tfq_dtype dt, int n, tfq_status *st) {
   tfq_spec *s;
   die_on(tfq_spec_new(&s, st), st, "spec");
   for (int i = 0; i < n; i++) die_on(tfq_spec_add(s, dt, NULL, 0, NULL, st), st, "spec");
