@@ -17,7 +17,8 @@
  * the order given, or shuffled per epoch with the seed when shuffling), each file's records in
  * file order, up to `step` records a step and never two files in one step; each step gets the
  * next sequence number.  Reader threads (num_threads) each take a step under the source's lock
- * and decode it (decode_csv, parse_example) outside it, in parallel.  The caller's thread, in
+ * and decode it (decode_csv, parse_example) outside it, in parallel (a lone reader thread decodes
+ * CSV where the lines lie in the reader's buffer, under its lock).  The caller's thread, in
  * tfq_pipeline_next(), takes the decoded steps IN SEQUENCE ORDER into the shuffle buffer (or
  * straight into batches without shuffling) and draws each batch from the buffer as a
  * RandomShuffleQueue does: each record uniformly at random (PCG32) from the buffer's records,
