@@ -812,11 +812,12 @@ def parse(text):
 
 
 def same_step(h, a, b):
-    """One step: equal, or the same error (PYERR: tfq's message contained in TF's)."""
+    """One step: equal, or the same error (PYERR, a Python-level error in TF: the same code and
+    exactly the same message, as for kernel errors)."""
     if a is None or b is None:
         return False
     if a.startswith("PYERR "):
-        return b.startswith("ERR ") and h.same_result(a[2:], b, substring_ok=True)
+        return b.startswith("ERR ") and h.same_result(a[2:], b)
     return h.same_result(a, b)
 
 
