@@ -15,7 +15,9 @@ Exit status: 0 when M == 0, 1 otherwise.
 import argparse
 import concurrent.futures
 import gzip
+import hashlib
 import os
+import pickle
 import random
 import re
 import shutil
@@ -1497,6 +1499,46 @@ def compare_read(c, tfout, drv, rep):
 
 
 # --------------------------------------------------------------------------------------------
+# The TensorFlow reference of the families that depend on TF alone (decode_csv random groups,
+# queue scripts, coordination), cached per seed and options, TF version and the harness's own
+# source (a file under the build dir: tests/conformance/meson.build passes --tf-cache), and
+# scripts/test points every tree at the first tree's cache with TFQ_CONFORMANCE_CACHE, so the
+# ASan tree's run does not recompute what the first tree's run computed.  The readers
+# (TF reads files tfq wrote), decode_csv cases and the CLI family are always run live.
+
+def tf_cache_lookup(args, only):
+    d = os.environ.get("TFQ_CONFORMANCE_CACHE", "") or args.tf_cache
+    if not d:
+        return None, None
+    h = hashlib.sha256()
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in ("run_conformance.py", "coord_conformance.py", "cli_conformance.py"):
+        with open(os.path.join(here, name), "rb") as f:
+            h.update(f.read())
+    key = "seed%d-tf%s-%s-%s" % (args.seed, tf.__version__, h.hexdigest()[:16], hashlib.sha256(
+        repr((sorted(only), args.records, args.group_size, args.queue_scripts,
+              args.batch_scenarios, args.producer_scenarios, args.timeout_ms)).encode())
+        .hexdigest()[:12])
+    path = os.path.join(d, "tf-reference-%s.pickle" % key)
+    try:
+        with open(path, "rb") as f:
+            got = pickle.load(f)
+        print("-- TF reference: cached %s" % path)
+        return path, got
+    except (OSError, EOFError, pickle.UnpicklingError):
+        print("-- TF reference: computed (cache %s)" % path)
+        return path, None
+
+
+def tf_cache_store(path, value):
+    if not path:
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = "%s.%d" % (path, os.getpid())
+    with open(tmp, "wb") as f:
+        pickle.dump(value, f)
+    os.replace(tmp, path)  # atomic: a concurrent reader sees the whole file or none
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
@@ -1523,6 +1565,9 @@ def main():
     ap.add_argument("--only", default="",
                     help="comma list: csv,cases,readers,queues,coord,cli")
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--tf-cache", default="",
+                    help="directory of cached TF references ($TFQ_CONFORMANCE_CACHE wins; "
+                         "neither: always computed)")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else {"csv", "cases", "readers", "queues",
                                                          "coord", "cli"}
@@ -1582,19 +1627,30 @@ def main():
         cproc = subprocess.Popen([args.coord_driver, os.path.join(wd, "coord-scenarios.txt")],
                                  stdout=coord_out, stderr=subprocess.PIPE)
 
+    cache_path, cached = tf_cache_lookup(args, only)
     t1 = time.time()
-    csv_tf, runs = tf_csv_random(groups) if groups else ({}, 0)
+    if cached:
+        csv_tf, runs = cached["csv"]
+    else:
+        csv_tf, runs = tf_csv_random(groups) if groups else ({}, 0)
     t_csv = time.time() - t1
     t1 = time.time()
-    # Each script has its own graph and session, and most of its time is TF waiting out the
-    # RunOptions timeout of a blocking op: the scripts run side by side (session.run releases
-    # the GIL), which cuts this family's wall time ~4x without changing a result.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=args.tf_threads) as pool:
-        q_res = list(pool.map(lambda s: tf_qscript_expected(s, args.timeout_ms), scripts))
-    q_tf = {s.qid: r for s, r in zip(scripts, q_res)}
+    if cached:
+        q_tf = cached["queues"]
+    else:
+        # Each script has its own graph and session, and most of its time is TF waiting out the
+        # RunOptions timeout of a blocking op: the scripts run side by side (session.run
+        # releases the GIL), which cuts this family's wall time ~4x without changing a result.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.tf_threads) as pool:
+            q_res = list(pool.map(lambda s: tf_qscript_expected(s, args.timeout_ms), scripts))
+        q_tf = {s.qid: r for s, r in zip(scripts, q_res)}
     t_q = time.time() - t1
     t1 = time.time()
-    coord_tf = coord_conformance.run_tf(me, coord_plan) if coord_plan else {}
+    if cached:
+        coord_tf = cached["coord"]
+    else:
+        coord_tf = coord_conformance.run_tf(me, coord_plan) if coord_plan else {}
+        tf_cache_store(cache_path, {"csv": (csv_tf, runs), "queues": q_tf, "coord": coord_tf})
     t_coord = time.time() - t1
 
     for name, p in [("conformance_tfq", proc)] + ([("conformance_coord", cproc)]
