@@ -16,14 +16,16 @@ into its worker's own queue, and two workers that train one linear model from th
   the per-row ps queue; implies --topology ps.
 
 Everything listens on 127.0.0.1 at ports chosen free at run time; every process is killed at the
-end, also on failure or timeout.  With --check it verifies that the two workers together saw every
+end, also on failure or timeout, and the temporary work directory is removed (--keep keeps it).  With --check it verifies that the two workers together saw every
 id exactly once and that the learned weights are within 1e-2 of the generating ones (exit 1 if
 not).  Exit 77 (meson's skip) when TensorFlow or the feeder is missing, unless CI=true.
 """
 import argparse
+import atexit
 import glob
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -119,7 +121,9 @@ def main():
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--timeout", type=float, default=240)
     ap.add_argument("--seed", type=int, default=1234)
-    ap.add_argument("--workdir")
+    ap.add_argument("--workdir", help="work directory (kept); default: a temporary one, "
+                    "removed at exit")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary work directory")
     a = ap.parse_args()
     library = a.feeder is not None
     topology = "library" if library else a.topology
@@ -143,6 +147,9 @@ def main():
                  "--tfq-feed")
 
     work = a.workdir or tempfile.mkdtemp(prefix="tfq_distributed_")
+    if not a.workdir and not a.keep:
+        # Removed at exit, also on failure or an exception (the logs' tails are printed first).
+        atexit.register(shutil.rmtree, work, True)
     os.makedirs(work, exist_ok=True)
     nfiles = 1 if library else a.files
     files = [os.path.join(work, "data.csv")] if library else [

@@ -57,8 +57,7 @@ TFQ_API void tfq_coord_add_clean_code(tfq_coord *c, tfq_code code);
  *         unchanged, so the caller is the only one who can act on it.
  * Ownership: `message` copied (truncated to 1023 bytes).  Thread-safety: any, concurrently
  * (also from the coordinator's own threads and from step functions).  Since: 0.1 */
-TFQ_API tfq_code tfq_coord_request_stop(tfq_coord *c, tfq_code code,
-                                        const char *message) TFQ_WARN_UNUSED;
+TFQ_API tfq_code tfq_coord_request_stop(tfq_coord *c, tfq_code code, const char *message);
 
 /* Nonzero once a stop was requested (until tfq_coord_clear_stop()), else 0.
  * Ownership: nothing is taken.  Thread-safety: any, concurrently.  Since: 0.1 */

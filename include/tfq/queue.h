@@ -353,7 +353,7 @@ TFQ_API tfq_code tfq_queue_dequeue_up_to_into(tfq_queue *q, int64_t n, tfq_tuple
  * Pending dequeues are re-evaluated and finish from what remains or fail with OUT_OF_RANGE.
  * Ownership: nothing is taken.  Thread-safety: any, concurrently.  Since: 0.1 */
 TFQ_API tfq_code tfq_queue_close(tfq_queue *q, int cancel_pending_enqueues, tfq_cancel *cancel,
-                                 int64_t timeout_us, tfq_status *st) TFQ_WARN_UNUSED;
+                                 int64_t timeout_us, tfq_status *st);
 
 /* ---- the shared-name registry ----------------------------------------------------------------
  * TF's resource manager for queues: (container, shared_name) names one queue, whatever its kind.

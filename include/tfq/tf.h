@@ -342,8 +342,7 @@ TFQ_API tfq_tf_element tfq_tf_queue_element(const tfq_tf_queue *q);
  * closed." for a plain close, OK for a cancelling one.
  * @return TFQ_OK or TensorFlow's code.  Thread-safety: any, concurrently (a cancelling close
  * from another thread is how a blocked enqueue is woken).  Since: 0.1 */
-TFQ_API tfq_code tfq_tf_queue_close(tfq_tf_queue *q, int cancel_pending_enqueues,
-                                    tfq_status *st) TFQ_WARN_UNUSED;
+TFQ_API tfq_code tfq_tf_queue_close(tfq_tf_queue *q, int cancel_pending_enqueues, tfq_status *st);
 
 /* Nonzero once a close through this handle succeeded.  Since: 0.1 */
 TFQ_API int tfq_tf_queue_is_closed(tfq_tf_queue *q);
