@@ -101,13 +101,14 @@ enum { PART_RECORDS = 0, PART_BAD = 1, PART_END = 2 };
 typedef struct pl_part {
   struct pl_part *next;
   int kind;
-  int64_t n;         /* records */
-  int64_t taken;     /* records moved on from the front (into slots or a batch) */
-  int64_t refs;      /* slots referring to it, + 1 while in the stream */
-  tfq_tensor **cols; /* ncols tensors [n, record shape] (PART_RECORDS); a ragged column (sparse,
-                      * seq): its values, flat, record r's rows splits[c][r] .. splits[c][r + 1]
-                      * (row k: elements k * width .. (k + 1) * width) */
-  int64_t **splits;  /* ncols entries, non-NULL for ragged columns (NULL when none is) */
+  int64_t n;          /* records */
+  int64_t taken;      /* records moved on from the front (into slots or a batch) */
+  int64_t refs;       /* slots referring to it, + 1 while in the stream */
+  tfq_tensor **cols;  /* ncols tensors [n, record shape] (PART_RECORDS); a ragged column (sparse,
+                       * seq): its values, flat, record r's rows splits[c][r] .. splits[c][r + 1]
+                       * (row k: elements k * width .. (k + 1) * width) */
+  int64_t **splits;   /* ncols entries, non-NULL for ragged columns (NULL when none is) */
+  int64_t rows_alloc; /* CSV decoded at once: the rows its tensors hold (tfq__pl_pool_put) */
   /* PART_BAD */
   tfq_code code;
   int fatal; /* not skippable */
@@ -184,6 +185,11 @@ struct tfq_pipeline {
   uint64_t fp_options, fp_files; /* fingerprints (state.c) */
 
   _Atomic(tfq_tensor *) lines_cache; /* a step's lines tensor, for the next (source.c) */
+  /* the column tensors of consumed CSV parts, for a reader to decode its next step into (their
+   * pages reused rather than fresh ones each step: tfq__pl_pool_get); under pool_mu */
+  pthread_mutex_t pool_mu;
+  tfq_tuple *pool[8];
+  int npool;
 
   /* source */
   pthread_mutex_t src_mu;
@@ -293,6 +299,14 @@ tfq_code tfq__pl_unit_queue(const char *path, tfq_queue **out, tfq_status *st);
 
 /* parts */
 pl_part *tfq__pl_part_new(int kind);
+/* A tuple of ncols slots for a CSV step of `rows` records to be decoded into: the columns of a
+ * consumed part of as many rows (their tensors refilled in place where nothing else holds them),
+ * else a new empty tuple.  NULL: out of memory.  Any thread. */
+tfq_tuple *tfq__pl_pool_get(tfq_pipeline *p, int64_t rows);
+/* Frees a part, its column tensors kept for tfq__pl_pool_get when it was decoded at once
+ * (rows_alloc) and the pool has room.  The consumer's thread. */
+void tfq__pl_part_recycle(tfq_pipeline *p, pl_part *q);
+void tfq__pl_pool_free(tfq_pipeline *p);
 void tfq__pl_part_free(pl_part *q, size_t ncols);
 /* A PART_BAD from a status. */
 pl_part *tfq__pl_part_bad(const tfq_status *s, const char *where, int fatal);
