@@ -48,35 +48,50 @@ pl_part *tfq__pl_part_bad(const tfq_status *s, const char *where, int fatal) {
   return q;
 }
 
-tfq_tuple *tfq__pl_pool_get(tfq_pipeline *p, int64_t rows) {
+tfq_tuple *tfq__pl_pool_get(tfq_pipeline *p, int64_t rows, int64_t *room) {
   tfq_tuple *t = NULL;
-  if (rows == p->step) {
-    tfq__lock(&p->pool_mu);
-    if (p->npool > 0) t = p->pool[--p->npool];
-    tfq__unlock(&p->pool_mu);
+  tfq__lock(&p->pool_mu);
+  for (int i = p->npool; i-- > 0;)
+    if (p->pool[i].rows >= rows) {
+      t = p->pool[i].t;
+      *room = p->pool[i].rows;
+      p->pool[i] = p->pool[--p->npool];
+      break;
+    }
+  tfq__unlock(&p->pool_mu);
+  if (!t) {
+    *room = rows;
+    return tfq_tuple_new(p->ncols, &t, NULL) ? NULL : t;
   }
-  if (t) return t;
-  return tfq_tuple_new(p->ncols, &t, NULL) ? NULL : t;
+  for (size_t i = 0; i < p->ncols; i++) { /* [rows]: decode_csv refills them in place */
+    tfq_tensor *c = t->c[i];
+    if (!c) { /* decode_csv makes it, with room for `rows` only */
+      *room = rows;
+      continue;
+    }
+    c->dims[0] = c->nelems = rows;
+    if (c->dtype != TFQ_STRING) c->nbytes = (size_t)rows * tfq_dtype_size(c->dtype);
+  }
+  return t;
 }
 
 void tfq__pl_part_recycle(tfq_pipeline *p, pl_part *q) {
+  const int cap = (int)(sizeof p->pool / sizeof p->pool[0]);
   tfq_tuple *t = NULL;
-  if (q->rows_alloc == p->step && q->rows_alloc > 0 && q->cols && !q->splits &&
-      p->npool < (int)(sizeof p->pool / sizeof p->pool[0]) && !tfq_tuple_new(p->ncols, &t, NULL)) {
+  if (q->rows_alloc > 0 && q->cols && !q->splits && p->npool < cap &&
+      !tfq_tuple_new(p->ncols, &t, NULL)) {
     for (size_t i = 0; i < p->ncols; i++) {
       tfq_tensor *c = q->cols[i];
       q->cols[i] = NULL;
-      if (!c || !tfq__tensor_sole(c)) { /* a batch still views its strings: not reused */
+      if (c && tfq__tensor_sole(c))
+        tfq_tuple_set_take(t, i, c);
+      else /* a batch still views its strings: not reused */
         tfq_tensor_free(c);
-        continue;
-      }
-      c->dims[0] = c->nelems = q->rows_alloc; /* the rows it was made with (span_step cut it) */
-      if (c->dtype != TFQ_STRING) c->nbytes = (size_t)c->nelems * tfq_dtype_size(c->dtype);
-      tfq_tuple_set_take(t, i, c);
     }
     tfq__lock(&p->pool_mu);
-    if (p->npool < (int)(sizeof p->pool / sizeof p->pool[0])) {
-      p->pool[p->npool++] = t;
+    if (p->npool < cap) {
+      p->pool[p->npool].t = t;
+      p->pool[p->npool++].rows = q->rows_alloc;
       t = NULL;
     }
     tfq__unlock(&p->pool_mu);
@@ -86,7 +101,7 @@ void tfq__pl_part_recycle(tfq_pipeline *p, pl_part *q) {
 }
 
 void tfq__pl_pool_free(tfq_pipeline *p) {
-  for (int i = 0; i < p->npool; i++) tfq_tuple_free(p->pool[i]);
+  for (int i = 0; i < p->npool; i++) tfq_tuple_free(p->pool[i].t);
   p->npool = 0;
 }
 
@@ -130,7 +145,8 @@ static int decode_span(tfq_pipeline *p, pl_step *in, pl_chunk *c, tfq_status *st
    * pages (2 readers on the mixed set: 12,500-15,000 page faults and 141-217 ms of CPU with
    * views, 5,600-6,200 and 132 ms without) */
   tfq_code rc = q && (q->cols = tfq__calloc(p->ncols, sizeof *q->cols)) ? TFQ_OK : TFQ__OOM(&s);
-  if (!rc && !(cols = tfq__pl_pool_get(p, in->n))) rc = TFQ__OOM(&s);
+  int64_t room = 0;
+  if (!rc && !(cols = tfq__pl_pool_get(p, in->n, &room))) rc = TFQ__OOM(&s);
   if (!rc)
     rc = tfq__decode_csv_span(p->csv, in->span, in->span_len, NULL, (size_t)in->n, cols, NULL,
                               &count, &used, &s);
@@ -143,7 +159,8 @@ static int decode_span(tfq_pipeline *p, pl_step *in, pl_chunk *c, tfq_status *st
   }
   for (size_t i = 0; i < p->ncols; i++) q->cols[i] = tfq_tensor_ref(tfq_tuple_get(cols, i));
   tfq_tuple_free(cols);
-  q->n = q->rows_alloc = in->n;
+  q->n = in->n;
+  q->rows_alloc = room;
   tfq__pl_chunk_add(c, q);
   return 1;
 }

@@ -108,7 +108,8 @@ typedef struct pl_part {
                        * seq): its values, flat, record r's rows splits[c][r] .. splits[c][r + 1]
                        * (row k: elements k * width .. (k + 1) * width) */
   int64_t **splits;   /* ncols entries, non-NULL for ragged columns (NULL when none is) */
-  int64_t rows_alloc; /* CSV decoded at once: the rows its tensors hold (tfq__pl_pool_put) */
+  int64_t rows_alloc; /* CSV decoded at once: the rows its tensors have room for (pool) */
+  uint64_t stamp;     /* batch.c's view_strings: the gather that last counted it an owner */
   /* PART_BAD */
   tfq_code code;
   int fatal; /* not skippable */
@@ -188,7 +189,10 @@ struct tfq_pipeline {
   /* the column tensors of consumed CSV parts, for a reader to decode its next step into (their
    * pages reused rather than fresh ones each step: tfq__pl_pool_get); under pool_mu */
   pthread_mutex_t pool_mu;
-  tfq_tuple *pool[8];
+  struct {
+    tfq_tuple *t;
+    int64_t rows; /* the rows its tensors have room for */
+  } pool[8];
   int npool;
 
   /* source */
@@ -224,6 +228,7 @@ struct tfq_pipeline {
   tfq_code sticky; /* returned again once the error was returned */
   char *sticky_msg;
   tfq__pcg32 rng;
+  uint64_t stamp; /* view_strings' gathers (batch.c) */
 
   /* counters */
   atomic_llong records_read, bytes_read;
@@ -300,11 +305,12 @@ tfq_code tfq__pl_unit_queue(const char *path, tfq_queue **out, tfq_status *st);
 /* parts */
 pl_part *tfq__pl_part_new(int kind);
 /* A tuple of ncols slots for a CSV step of `rows` records to be decoded into: the columns of a
- * consumed part of as many rows (their tensors refilled in place where nothing else holds them),
- * else a new empty tuple.  NULL: out of memory.  Any thread. */
-tfq_tuple *tfq__pl_pool_get(tfq_pipeline *p, int64_t rows);
+ * consumed part with room for as many rows, shaped [rows] (their tensors refilled in place where
+ * nothing else holds them), else a new empty tuple; *room: the rows its tensors have room for
+ * (the part's rows_alloc).  NULL: out of memory.  Any thread. */
+tfq_tuple *tfq__pl_pool_get(tfq_pipeline *p, int64_t rows, int64_t *room);
 /* Frees a part, its column tensors kept for tfq__pl_pool_get when it was decoded at once
- * (rows_alloc) and the pool has room.  The consumer's thread. */
+ * (rows_alloc > 0) and the pool has room.  The consumer's thread. */
 void tfq__pl_part_recycle(tfq_pipeline *p, pl_part *q);
 void tfq__pl_pool_free(tfq_pipeline *p);
 void tfq__pl_part_free(pl_part *q, size_t ncols);

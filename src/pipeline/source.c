@@ -458,7 +458,8 @@ static int span_step(tfq_pipeline *p, pl_chunk *c, pl_step *in, tfq_status *st) 
   tfq_status s;
   tfq__status_ok(&s);
   tfq_code rc = q && (q->cols = tfq__calloc(p->ncols, sizeof *q->cols)) ? TFQ_OK : TFQ__OOM(&s);
-  if (!rc && !(cols = tfq__pl_pool_get(p, p->step))) rc = TFQ__OOM(&s);
+  int64_t room = 0;
+  if (!rc && !(cols = tfq__pl_pool_get(p, p->step, &room))) rc = TFQ__OOM(&s);
   if (!rc)
     rc = tfq__decode_csv_span(p->csv, buf, len, NULL, (size_t)p->step, cols, NULL, &count, &used,
                               &s);
@@ -478,7 +479,7 @@ static int span_step(tfq_pipeline *p, pl_chunk *c, pl_step *in, tfq_status *st) 
   }
   tfq_tuple_free(cols);
   q->n = (int64_t)count;
-  q->rows_alloc = p->step;
+  q->rows_alloc = room;
   in->n = (int64_t)count;
   tfq__pl_chunk_add(c, q);
   atomic_fetch_add(&p->records_read, (int64_t)count);
