@@ -78,8 +78,7 @@ tfq_tuple *tfq__pl_pool_get(tfq_pipeline *p, int64_t rows, int64_t *room) {
 void tfq__pl_part_recycle(tfq_pipeline *p, pl_part *q) {
   const int cap = (int)(sizeof p->pool / sizeof p->pool[0]);
   tfq_tuple *t = NULL;
-  if (q->rows_alloc > 0 && q->cols && !q->splits && p->npool < cap &&
-      !tfq_tuple_new(p->ncols, &t, NULL)) {
+  if (q->rows_alloc > 0 && q->cols && !q->splits && !tfq_tuple_new(p->ncols, &t, NULL)) {
     for (size_t i = 0; i < p->ncols; i++) {
       tfq_tensor *c = q->cols[i];
       q->cols[i] = NULL;
