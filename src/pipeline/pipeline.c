@@ -88,6 +88,7 @@ tfq_code tfq_pipeline_new(const tfq_pipeline_options *o, tfq_pipeline **out, tfq
   }
   pthread_cond_init(&p->cv_cons, NULL);
   pthread_cond_init(&p->cv_work, NULL);
+  p->not_example = -1;
   atomic_init(&p->stopped, 0);
   atomic_init(&p->records_read, 0);
   atomic_init(&p->bytes_read, 0);

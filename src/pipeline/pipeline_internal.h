@@ -177,6 +177,8 @@ struct tfq_pipeline {
   tfq_example_config *seq_cfg;      /* the FixedLenSequence features alone, to parse a record's own
                                      * rows (the batch output pads them) */
   tfq_example_config *features_cfg; /* inferred features (o.features points at it), or NULL */
+  int64_t not_example; /* TFRECORD_AUTO found raw records: tfq_pipeline_first_non_example() */
+  int nul_keys;        /* inferred features left keys holding a NUL byte out */
   const tfq_csv_options *csv;
   tfq_reader_options *ropts;
   tfq_reader_kind kind;
