@@ -369,6 +369,17 @@ TFQ_API tfq_format tfq_pipeline_format(const tfq_pipeline *p);
  * records) and for p NULL.  Ownership: borrowed from `p`.  Thread-safety: any.  Since: 0.3 */
 TFQ_API const char *tfq_pipeline_features_spec(const tfq_pipeline *p);
 
+/* TFQ_FORMAT_TFRECORD_AUTO that settled on raw records although the sample's Examples named
+ * features: the number (from 0, in the first file or the sample file) of the first sampled record
+ * that is not a tf.train.Example, for a note such as tfq-cat's ("<file>: record N is not a
+ * tf.train.Example: printing the records' bytes").  -1 otherwise (Examples found, a sample that
+ * named no feature, another format) and for p NULL.  Thread-safety: any.  Since: 0.3 */
+TFQ_API int64_t tfq_pipeline_first_non_example(const tfq_pipeline *p);
+/* Inferred Example features (see set_features): 1 when the sample named keys holding a NUL byte,
+ * which were left out (they cannot be requested), else 0 (features given, or p NULL).
+ * Thread-safety: any.  Since: 0.3 */
+TFQ_API int tfq_pipeline_features_nul_keys(const tfq_pipeline *p);
+
 /* Counters, a snapshot.  Fields may be added at the end (set `size` to sizeof before the call).
  */
 typedef struct tfq_pipeline_stats {

@@ -64,24 +64,22 @@ static void gather_runs(char *dst, const pl_slot *pick, int64_t n, size_t c, siz
 }
 
 /* Points the strings of `o` (n records of w elements) at column c of the picked slots' parts,
- * and makes `o` keep one reference to each distinct column it points into. */
-static tfq_code view_strings(tfq_tensor *o, const pl_slot *pick, int64_t n, size_t c, int64_t w,
-                             int from_ring, tfq_status *st) {
+ * and makes `o` keep one reference to each distinct column it points into (a part counted once
+ * by its stamp, consumer thread only). */
+static tfq_code view_strings(tfq_pipeline *p, tfq_tensor *o, const pl_slot *pick, int64_t n,
+                             size_t c, int64_t w, int from_ring, tfq_status *st) {
   tfq_tensor *owners_s[64], **owners = owners_s;
   size_t nown = 0, cap = 64;
   tfq__str *d = tfq__strs(o);
-  const pl_part *last = NULL;
+  const uint64_t stamp = ++p->stamp;
   for (int64_t i = 0; i < n; i++) {
-    const pl_part *q = pick[i].part;
+    pl_part *q = pick[i].part;
     if (!from_ring) { /* (from the ring: gather() fills them once nothing can fail) */
       const tfq__str *s = tfq__strs(q->cols[c]) + pick[i].row * w;
       for (int64_t e = 0; e < w; e++) d[i * w + e] = s[e];
     }
-    if (q == last) continue;
-    last = q;
-    size_t k = 0;
-    while (k < nown && owners[k] != q->cols[c]) k++;
-    if (k < nown) continue;
+    if (q->stamp == stamp) continue;
+    q->stamp = stamp;
     if (nown == cap) {
       tfq_tensor **g = tfq_malloc(2 * cap * sizeof *g);
       if (!g) goto oom;
@@ -294,7 +292,7 @@ tfq_code tfq__pl_gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_
     }
     /* strings: views of the parts' bytes, the batch keeping a reference to each column it
      * borrows from (no copy; the parts' storage lives as long as the batch) */
-    if ((rc = view_strings(o, pick, n, c, w, js && p->ring[c], st))) break;
+    if ((rc = view_strings(p, o, pick, n, c, w, js && p->ring[c], st))) break;
   }
   for (size_t c = 0; !rc && js && c < p->ncols; c++)
     if (p->ring[c])

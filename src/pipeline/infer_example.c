@@ -176,6 +176,8 @@ typedef struct pl_sample {
   int64_t rec;  /* records added (1-based number of the current one) */
   int64_t read; /* records read */
   int64_t ok;   /* of them Examples */
+  int64_t bad;  /* the number (from 0) of the first that is not an Example, or -1 */
+  int nul_key;  /* a key holding a NUL byte was left out */
 } pl_sample;
 
 static void sample_free(pl_sample *s) {
@@ -238,7 +240,10 @@ static int lookup(pl_sample *s, const unsigned char *k, size_t n, size_t *out) {
 
 /* One map entry of the current record; -1 out of memory. */
 static int on_entry(pl_sample *s, const unsigned char *k, size_t n, int kind, int64_t count) {
-  if (memchr(k, 0, n)) return 0; /* cannot be requested: left out */
+  if (memchr(k, 0, n)) { /* cannot be requested: left out */
+    s->nul_key = 1;
+    return 0;
+  }
   size_t i;
   if (lookup(s, k, n, &i)) return -1;
   pl_kstat *e = &s->keys[i];
@@ -268,6 +273,7 @@ static int sample_record(pl_sample *s, const char *r, size_t n) {
   s->rec++;
   s->read++;
   int ok = scan_example((const unsigned char *)r, n, s);
+  if (ok == 0 && s->bad < 0) s->bad = s->rec - 1;
   if (ok <= 0) return ok;
   s->ok++;
   for (size_t i = 0; i < s->ntouched; i++) {
@@ -363,6 +369,7 @@ tfq_code tfq__pl_infer_features(tfq_pipeline *p, tfq_status *st) {
                           (long long)o->infer_rows);
   pl_sample s;
   memset(&s, 0, sizeof s);
+  s.bad = -1;
   tfq_status rerr;
   tfq__status_ok(&rerr);
   tfq_code rc = read_sample(p, o->infer_rows > 0 ? o->infer_rows : PL_EXAMPLE_ROWS, &s, &rerr, st);
@@ -370,6 +377,7 @@ tfq_code tfq__pl_infer_features(tfq_pipeline *p, tfq_status *st) {
   if (!rc && o->format == TFQ_FORMAT_TFRECORD_AUTO) {
     /* tfq-cat's detection: every sampled record an Example, and a feature named */
     o->format = s.ok == s.read && named ? TFQ_FORMAT_EXAMPLES : TFQ_FORMAT_TFRECORD;
+    if (o->format == TFQ_FORMAT_TFRECORD && named) p->not_example = s.bad; /* tfq-cat's note */
     if (o->format == TFQ_FORMAT_TFRECORD || o->features) { /* raw records, or features given */
       sample_free(&s);
       return TFQ_OK;
@@ -388,6 +396,7 @@ tfq_code tfq__pl_infer_features(tfq_pipeline *p, tfq_status *st) {
   }
   if (!rc) rc = infer_config(&s, &p->features_cfg, st);
   if (!rc) o->features = p->features_cfg;
+  if (!rc) p->nul_keys = s.nul_key;
   sample_free(&s);
   return rc;
 }
@@ -478,3 +487,7 @@ const char *tfq_pipeline_features_spec(const tfq_pipeline *p) {
   if (!p || p->o.format != TFQ_FORMAT_EXAMPLES) return NULL;
   return p->o.columns;
 }
+
+int64_t tfq_pipeline_first_non_example(const tfq_pipeline *p) { return p ? p->not_example : -1; }
+
+int tfq_pipeline_features_nul_keys(const tfq_pipeline *p) { return p ? p->nul_keys : 0; }

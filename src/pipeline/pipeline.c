@@ -82,12 +82,13 @@ tfq_code tfq_pipeline_new(const tfq_pipeline_options *o, tfq_pipeline **out, tfq
   tfq_pipeline *p = tfq__calloc(1, sizeof *p);
   if (!p) return TFQ__OOM(st);
   tfq_code rc = copy_options(&p->o, o, st);
-  if (tfq__mutex_init(&p->src_mu) || tfq__mutex_init(&p->mu)) {
+  if (tfq__mutex_init(&p->src_mu) || tfq__mutex_init(&p->mu) || tfq__mutex_init(&p->pool_mu)) {
     tfq_free(p);
     return TFQ__OOM(st);
   }
   pthread_cond_init(&p->cv_cons, NULL);
   pthread_cond_init(&p->cv_work, NULL);
+  p->not_example = -1;
   atomic_init(&p->stopped, 0);
   atomic_init(&p->records_read, 0);
   atomic_init(&p->bytes_read, 0);
@@ -208,7 +209,7 @@ void tfq__pl_stream_append(tfq_pipeline *p, pl_part *head) {
 
 static void unref(tfq_pipeline *p, pl_part *q, int64_t n) {
   q->refs -= n;
-  if (q->refs == 0) tfq__pl_part_free(q, p->ncols);
+  if (q->refs == 0) tfq__pl_part_recycle(p, q);
 }
 
 static pl_part *stream_pop(tfq_pipeline *p) {
@@ -518,6 +519,7 @@ void tfq_pipeline_free(tfq_pipeline *p) {
   tfq_free(p->ring);
   while (p->stream) unref(p, stream_pop(p), 1);
   if (p->error) tfq__pl_part_free(p->error, p->ncols);
+  tfq__pl_pool_free(p);
   tfq__pl_source_free(p);
   for (size_t i = 0; i < p->ncols; i++) tfq_free(p->cols[i].name);
   tfq_free(p->cols);
@@ -535,6 +537,7 @@ void tfq_pipeline_free(tfq_pipeline *p) {
   tfq_free(p->o.na_value);
   pthread_mutex_destroy(&p->src_mu);
   pthread_mutex_destroy(&p->mu);
+  pthread_mutex_destroy(&p->pool_mu);
   pthread_cond_destroy(&p->cv_cons);
   pthread_cond_destroy(&p->cv_work);
   tfq_free(p);

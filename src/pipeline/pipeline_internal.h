@@ -101,13 +101,15 @@ enum { PART_RECORDS = 0, PART_BAD = 1, PART_END = 2 };
 typedef struct pl_part {
   struct pl_part *next;
   int kind;
-  int64_t n;         /* records */
-  int64_t taken;     /* records moved on from the front (into slots or a batch) */
-  int64_t refs;      /* slots referring to it, + 1 while in the stream */
-  tfq_tensor **cols; /* ncols tensors [n, record shape] (PART_RECORDS); a ragged column (sparse,
-                      * seq): its values, flat, record r's rows splits[c][r] .. splits[c][r + 1]
-                      * (row k: elements k * width .. (k + 1) * width) */
-  int64_t **splits;  /* ncols entries, non-NULL for ragged columns (NULL when none is) */
+  int64_t n;          /* records */
+  int64_t taken;      /* records moved on from the front (into slots or a batch) */
+  int64_t refs;       /* slots referring to it, + 1 while in the stream */
+  tfq_tensor **cols;  /* ncols tensors [n, record shape] (PART_RECORDS); a ragged column (sparse,
+                       * seq): its values, flat, record r's rows splits[c][r] .. splits[c][r + 1]
+                       * (row k: elements k * width .. (k + 1) * width) */
+  int64_t **splits;   /* ncols entries, non-NULL for ragged columns (NULL when none is) */
+  int64_t rows_alloc; /* CSV decoded at once: the rows its tensors have room for (pool) */
+  uint64_t stamp;     /* batch.c's view_strings: the gather that last counted it an owner */
   /* PART_BAD */
   tfq_code code;
   int fatal; /* not skippable */
@@ -175,6 +177,8 @@ struct tfq_pipeline {
   tfq_example_config *seq_cfg;      /* the FixedLenSequence features alone, to parse a record's own
                                      * rows (the batch output pads them) */
   tfq_example_config *features_cfg; /* inferred features (o.features points at it), or NULL */
+  int64_t not_example; /* TFRECORD_AUTO found raw records: tfq_pipeline_first_non_example() */
+  int nul_keys;        /* inferred features left keys holding a NUL byte out */
   const tfq_csv_options *csv;
   tfq_reader_options *ropts;
   tfq_reader_kind kind;
@@ -184,6 +188,14 @@ struct tfq_pipeline {
   uint64_t fp_options, fp_files; /* fingerprints (state.c) */
 
   _Atomic(tfq_tensor *) lines_cache; /* a step's lines tensor, for the next (source.c) */
+  /* the column tensors of consumed CSV parts, for a reader to decode its next step into (their
+   * pages reused rather than fresh ones each step: tfq__pl_pool_get); under pool_mu */
+  pthread_mutex_t pool_mu;
+  struct {
+    tfq_tuple *t;
+    int64_t rows; /* the rows its tensors have room for */
+  } pool[8];
+  int npool;
 
   /* source */
   pthread_mutex_t src_mu;
@@ -218,6 +230,7 @@ struct tfq_pipeline {
   tfq_code sticky; /* returned again once the error was returned */
   char *sticky_msg;
   tfq__pcg32 rng;
+  uint64_t stamp; /* view_strings' gathers (batch.c) */
 
   /* counters */
   atomic_llong records_read, bytes_read;
@@ -293,6 +306,15 @@ tfq_code tfq__pl_unit_queue(const char *path, tfq_queue **out, tfq_status *st);
 
 /* parts */
 pl_part *tfq__pl_part_new(int kind);
+/* A tuple of ncols slots for a CSV step of `rows` records to be decoded into: the columns of a
+ * consumed part with room for as many rows, shaped [rows] (their tensors refilled in place where
+ * nothing else holds them), else a new empty tuple; *room: the rows its tensors have room for
+ * (the part's rows_alloc).  NULL: out of memory.  Any thread. */
+tfq_tuple *tfq__pl_pool_get(tfq_pipeline *p, int64_t rows, int64_t *room);
+/* Frees a part, its column tensors kept for tfq__pl_pool_get when it was decoded at once
+ * (rows_alloc > 0) and the pool has room.  The consumer's thread. */
+void tfq__pl_part_recycle(tfq_pipeline *p, pl_part *q);
+void tfq__pl_pool_free(tfq_pipeline *p);
 void tfq__pl_part_free(pl_part *q, size_t ncols);
 /* A PART_BAD from a status. */
 pl_part *tfq__pl_part_bad(const tfq_status *s, const char *where, int fatal);

@@ -440,7 +440,8 @@ void tfq__pl_recycle_lines(tfq_pipeline *p, tfq_tensor *vt) {
 
 /* One reader thread, CSV, no keys, no sharding by record: decodes the lines where they lie in
  * the reader's buffer under its lock (the read-decode op's span path: no scan for their ends, no
- * copy of them; with one thread nobody waits for the lock meanwhile).  1 with a part of in->n
+ * copy of them, string fields views of the buffer as in decode_span; with one thread nobody waits
+ * for the lock meanwhile).  1 with a part of in->n
  * records added to `c`; 0 when take_span's path is needed (nothing taken: another reader state,
  * or a line that fails to decode, which the line-by-line path reports); -1 out of memory. */
 static int span_step(tfq_pipeline *p, pl_chunk *c, pl_step *in, tfq_status *st) {
@@ -458,9 +459,10 @@ static int span_step(tfq_pipeline *p, pl_chunk *c, pl_step *in, tfq_status *st) 
   tfq_status s;
   tfq__status_ok(&s);
   tfq_code rc = q && (q->cols = tfq__calloc(p->ncols, sizeof *q->cols)) ? TFQ_OK : TFQ__OOM(&s);
-  if (!rc) rc = tfq_tuple_new(p->ncols, &cols, &s);
+  int64_t room = 0;
+  if (!rc && !(cols = tfq__pl_pool_get(p, p->step, &room))) rc = TFQ__OOM(&s);
   if (!rc)
-    rc = tfq__decode_csv_span(p->csv, buf, len, NULL, (size_t)p->step, cols, NULL, &count, &used,
+    rc = tfq__decode_csv_span(p->csv, buf, len, holder, (size_t)p->step, cols, NULL, &count, &used,
                               &s);
   int taken = !rc && count > 0;
   tfq__reader_lines_end(p->src.reader, taken ? used : 0, taken ? (int64_t)count : 0, &first);
@@ -478,6 +480,7 @@ static int span_step(tfq_pipeline *p, pl_chunk *c, pl_step *in, tfq_status *st) 
   }
   tfq_tuple_free(cols);
   q->n = (int64_t)count;
+  q->rows_alloc = room;
   in->n = (int64_t)count;
   tfq__pl_chunk_add(c, q);
   atomic_fetch_add(&p->records_read, (int64_t)count);

