@@ -245,6 +245,7 @@ tfq_code acks_step(void *ctx, size_t i, tfq_cancel *cancel, tfq_status *st) {
       lock(k);
       t->rows += rows;
       t->batches++;
+      tfq_tf_dispatch_count(f->d, i, rows);
       unlock(k);
       break;
     }
@@ -506,6 +507,7 @@ tfq_code acks_count(feed *f, int64_t unit, int64_t attempt, acks_stats *out, tfq
   out->sent = k->sent;
   out->resent = k->resent;
   out->acked = k->acked;
+  out->checkpoints = k->checkpoints;
   out->acked_rows = k->acked_rows;
   for (size_t i = 0; i < f->nt; i++) out->dead_workers += f->t[i].dead;
   size_t n = k->nresent;

@@ -494,8 +494,12 @@ int main(int argc, char **argv) {
   if (!o->quiet && isatty(STDERR_FILENO) &&
       tfq_coord_loop(coord, 500000, progress_step, f, "progress", NULL) != TFQ_OK)
     warnx_("no progress line: cannot start its thread");
-  if (o->acks && (tfq_coord_loop(coord, 250000, acks_poll_step, f, "acks", st) ||
-                  tfq_coord_loop(coord, 500000, acks_probe_step, f, "probe", st))) {
+  /* --checkpoint: a state is written once the poll sees its batches acknowledged, so the poll
+   * runs every 50 ms (the batches acknowledged since the last state written are re-sent by a
+   * retry); else every 250 ms */
+  if (o->acks &&
+      (tfq_coord_loop(coord, m->checkpoint ? 50000 : 250000, acks_poll_step, f, "acks", st) ||
+       tfq_coord_loop(coord, 500000, acks_probe_step, f, "probe", st))) {
     warnx_("%s", tfq_status_message(st));
     leave(EXIT_DATA);
   }
