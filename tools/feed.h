@@ -21,6 +21,10 @@ typedef struct target {
   const char *session;
   int task; /* the worker's task index (--to workers) */
   tfq_tf_queue *q;
+  tfq_tf_queue *closer; /* the close's handle, with a short limit (tfq-feed.c, close_targets) */
+  tfq_code close_code;  /* the close's outcome */
+  int gone;             /* no answer to the close nor to a probe: counts as closed */
+  char close_msg[1300];
   tfq_tf_queue *probe;   /* --acks: the liveness probe's handle (2 s limit) */
   int fails, dead;       /* --acks: probe failures in a row; declared dead (under acks' mu) */
   int64_t rows, batches; /* --acks: pushed by its op (under acks' mu) */

@@ -39,6 +39,9 @@
 #include "feed.h"
 #include "tfq_feed_args.h"
 
+/* The limit of a close (and of its probe), ms. */
+#define CLOSE_MS 1000
+
 const char *g_prog = "tfq-feed";
 
 _Noreturn void config_error(const char *fmt, ...) {
@@ -273,6 +276,9 @@ static tfq_code open_targets(feed *f, tfq_status *st) {
       if (c) die_oom();
     }
     c = tfq_tf_queue_open(es, qo, &t->q, st);
+    /* the close's handle: a short limit (close_targets) */
+    tfq_tf_queue_options_set_timeout_ms(qo, o->timeout_ms > CLOSE_MS ? CLOSE_MS : o->timeout_ms);
+    if (!c) c = tfq_tf_queue_open(es, qo, &t->closer, st);
     if (es != f->spec) tfq_spec_free(es);
     tfq_tf_queue_options_free(qo);
     int64_t size;
@@ -307,21 +313,65 @@ static tfq_code open_targets(feed *f, tfq_status *st) {
   return TFQ_OK;
 }
 
-/* A plain close of every queue: workers drain what is queued, then OutOfRange.  A queue closed
- * already (by another feeder that completed the done set too) counts as closed: a plain close
- * of a closed queue is TF's CANCELLED "Queue '...' is already closed.". */
+/* A plain close of one queue, on its own thread (close_targets): workers drain what is queued,
+ * then OutOfRange.  Through the short-limit handle: a worker that drains its closed queue and
+ * exits at once (every TF1 worker script does on OutOfRange) can be gone before the close's reply
+ * comes, and a call to a gone task waits its whole limit.  No answer within the limit: a probe
+ * (QueueSize, same limit) tells a gone worker (it counts as closed: nobody waits on its queue,
+ * and every row sent to it was enqueued) from a slow one (closed again with --timeout-ms).  A
+ * queue closed already (by another feeder) counts as closed: TF's CANCELLED "Queue '...' is
+ * already closed.". */
+static void *close_main(void *arg) {
+  target *t = arg;
+  tfq_status *st = tfq_status_new();
+  if (!st) {
+    t->close_code = TFQ_RESOURCE_EXHAUSTED;
+    return NULL;
+  }
+  tfq_code c = tfq_tf_queue_close(t->closer, 0, st);
+  if (c == TFQ_DEADLINE_EXCEEDED || c == TFQ_UNAVAILABLE) {
+    int64_t n;
+    if (tfq_tf_queue_size(t->closer, &n, st) == TFQ_OK) {
+      c = tfq_tf_queue_close(t->q, 0, st); /* alive and slow: the full limit */
+    } else {
+      t->gone = 1;
+      c = TFQ_OK;
+    }
+  }
+  if (c == TFQ_CANCELLED) c = TFQ_OK;
+  if (c) name_task(t, c, st);
+  t->close_code = c;
+  if (c) snprintf(t->close_msg, sizeof t->close_msg, "%s", tfq_status_message(st));
+  tfq_status_free(st);
+  return NULL;
+}
+
+/* Closes every queue at once, each on its own thread, so that no queue waits for another. */
 static tfq_code close_targets(feed *f, tfq_status *st) {
+  pthread_t *th = xcalloc(f->nt, sizeof *th);
+  char *started = xcalloc(f->nt, 1);
   for (size_t i = 0; i < f->nt; i++) {
     if (f->t[i].dead) continue; /* --acks: a lost worker's queue went with it */
-    tfq_code c = tfq_tf_queue_close(f->t[i].q, 0, st);
-    if (f->o->acks && (c == TFQ_DEADLINE_EXCEEDED || c == TFQ_UNAVAILABLE)) {
-      if (!f->o->quiet) warnx_("%s: not closed: no answer (a lost worker)", f->t[i].label);
-      continue; /* lost after the last acknowledgement: another feeder saw it die */
-    }
-    if (c && c != TFQ_CANCELLED) return name_task(&f->t[i], c, st);
+    if (pthread_create(&th[i], NULL, close_main, &f->t[i]) == 0)
+      started[i] = 1;
+    else
+      close_main(&f->t[i]);
   }
-  tfq_status_clear(st);
-  return TFQ_OK;
+  tfq_code c = TFQ_OK;
+  for (size_t i = 0; i < f->nt; i++) {
+    if (started[i]) pthread_join(th[i], NULL);
+    if (f->t[i].gone && !f->o->quiet)
+      warnx_("%s: no answer to the close: the worker is gone (its queue counts as closed)",
+             f->t[i].label);
+    if (f->t[i].close_code && !c) {
+      c = f->t[i].close_code;
+      tfq_status_set(st, c, "%s", f->t[i].close_msg);
+    }
+  }
+  free(th);
+  free(started);
+  if (!c) tfq_status_clear(st);
+  return c;
 }
 
 /* Where the job's shared state lives (the done set, the ack table): /job:ps/task:0, or
