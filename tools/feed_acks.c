@@ -27,9 +27,17 @@ typedef struct list {
   size_t n;
 } list;
 
+/* --checkpoint: a state kept until every batch before it is acknowledged. */
+typedef struct kept {
+  int64_t batches;
+  char *state;
+  size_t len;
+  struct kept *next;
+} kept;
+
 struct acks {
   pthread_mutex_t mu;
-  int64_t slot, seq;
+  int64_t slot;
   list out, resend;
   int input_done;
   int64_t sent, resent, acked, acked_rows;
@@ -38,7 +46,15 @@ struct acks {
   tfq_tf_done *table;
   int *tasks; /* the worker tasks' indices: ack keys are (key << 6) | task */
   int ntasks;
+  /* --checkpoint: acked[b - base] for batch b (base: the batch the unit resumed at); low: the
+   * first batch not acknowledged; the states kept, oldest first; the states written */
+  unsigned char *acked_map;
+  int64_t base, low, mapcap, checkpoints;
+  kept *states, *states_tail;
+  pthread_mutex_t write_mu; /* one writer of the state file */
 };
+
+static void mark_acked(acks *k, int64_t b);
 
 static void lock(acks *k) {
   if (pthread_mutex_lock(&k->mu) != 0) abort();
@@ -77,16 +93,18 @@ int64_t acks_slot(int64_t unit, int64_t attempt) { return ((unit << 8) | attempt
 tfq_code acks_new(feed *f, const char *session_target, const char *device, int64_t slot,
                   tfq_status *st) {
   acks *k = xcalloc(1, sizeof *k);
-  if (pthread_mutex_init(&k->mu, NULL) != 0) die_oom();
+  if (pthread_mutex_init(&k->mu, NULL) != 0 || pthread_mutex_init(&k->write_mu, NULL) != 0)
+    die_oom();
   k->slot = slot;
+  k->base = k->low = f->resumed;
   k->ntasks = tfq_tf_cluster_num_tasks(f->cluster, "worker");
   k->tasks = xcalloc((size_t)(k->ntasks > 0 ? k->ntasks : 1), sizeof *k->tasks);
   for (int i = 0; i < k->ntasks; i++)
     k->tasks[i] = tfq_tf_cluster_task_index(f->cluster, "worker", i);
   f->ak = k;
   char name[300];
-  snprintf(name, sizeof name, "%s_acked", f->a->o.queue);
-  tfq_code c = tfq_tf_done_open(session_target, device, name, f->a->o.timeout_ms, &k->table, st);
+  snprintf(name, sizeof name, "%s_acked", f->o->queue);
+  tfq_code c = tfq_tf_done_open(session_target, device, name, f->o->timeout_ms, &k->table, st);
   if (c) return c;
   for (size_t i = 0; i < f->nt; i++) {
     target *t = &f->t[i];
@@ -97,17 +115,17 @@ tfq_code acks_new(feed *f, const char *session_target, const char *device, int64
         tfq_tf_queue_options_set_device(qo, t->device, st) ||
         tfq_tf_queue_options_set_shared_name(qo, t->name, st))
       die_oom();
-    tfq_tf_queue_options_set_capacity(qo, f->a->o.rows ? 8 * f->a->o.batch_size : 8);
-    if (f->a->o.queue_capacity) tfq_tf_queue_options_set_capacity(qo, f->a->o.queue_capacity);
+    tfq_tf_queue_options_set_capacity(qo, f->o->rows ? 8 * f->o->batch_size : 8);
+    if (f->o->queue_capacity) tfq_tf_queue_options_set_capacity(qo, f->o->queue_capacity);
     tfq_tf_queue_options_set_element(qo, TFQ_TF_ELEMENT_BATCH);
     tfq_tf_queue_options_set_unbatched(qo, 1);
     tfq_tf_queue_options_set_timeout_ms(qo, 2000);
     tfq_spec *es = NULL;
     c = tfq_spec_new(&es, st);
     if (!c) c = tfq_spec_add(es, TFQ_INT64, NULL, 0, "key", st);
-    for (size_t j = 0; !c && j < tfq_spec_size(f->a->spec); j++)
-      c = tfq_spec_add(es, tfq_spec_dtype(f->a->spec, j), tfq_spec_dims(f->a->spec, j),
-                       tfq_spec_rank(f->a->spec, j), NULL, st);
+    for (size_t j = 0; !c && j < tfq_spec_size(f->spec); j++)
+      c = tfq_spec_add(es, tfq_spec_dtype(f->spec, j), tfq_spec_dims(f->spec, j),
+                       tfq_spec_rank(f->spec, j), NULL, st);
     if (!c) c = tfq_tf_queue_open(es, qo, &t->probe, st);
     tfq_spec_free(es);
     tfq_tf_queue_options_free(qo);
@@ -124,6 +142,13 @@ void acks_free(feed *f) {
   while ((e = pop(&k->resend))) free_entry(e);
   for (size_t i = 0; i < f->nt; i++) tfq_tf_queue_free(f->t[i].probe);
   tfq_tf_done_free(k->table);
+  for (kept *q = k->states, *nx; q; q = nx) {
+    nx = q->next;
+    tfq_free(q->state);
+    free(q);
+  }
+  free(k->acked_map);
+  pthread_mutex_destroy(&k->write_mu);
   pthread_mutex_destroy(&k->mu);
   free(k->resent_keys);
   free(k->resent_rows);
@@ -154,11 +179,11 @@ static void nap_ms(long ms) {
   nanosleep(&ts, NULL);
 }
 
-tfq_code acks_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
-  target *t = ctx;
-  feed *f = t->owner;
+tfq_code acks_step(void *ctx, size_t i, tfq_cancel *cancel, tfq_status *st) {
+  (void)cancel;
+  feed *f = ctx;
+  target *t = &f->t[i];
   acks *k = f->ak;
-  app *a = f->a;
   lock(k);
   int dead = t->dead;
   entry *e = dead ? NULL : pop(&k->resend);
@@ -172,7 +197,8 @@ tfq_code acks_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
       return TFQ_OK;
     }
     tfq_tuple *b = NULL;
-    tfq_code c = tfq_queue_dequeue_up_to(a->q, a->o.batch_size, &b, cancel, 100000, st);
+    int64_t seq = 0;
+    tfq_code c = tfq_tf_dispatch_take(f->d, 100000, &b, &seq, st);
     if (c == TFQ_OUT_OF_RANGE || c == TFQ_DEADLINE_EXCEEDED) {
       if (c == TFQ_OUT_OF_RANGE) {
         lock(k);
@@ -192,13 +218,13 @@ tfq_code acks_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
     e->cols = b;
     e->rows = rows;
     lock(k);
-    if (k->seq >= ((int64_t)1 << 24)) {
+    if (seq >= ((int64_t)1 << 24)) {
       unlock(k);
       free_entry(e);
       return tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED,
                             "--acks: more than 2^24 batches in one unit: use a larger -b");
     }
-    e->key = k->slot << 24 | k->seq++;
+    e->key = k->slot << 24 | seq;
     k->sent++;
     unlock(k);
   }
@@ -219,6 +245,7 @@ tfq_code acks_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
       lock(k);
       t->rows += rows;
       t->batches++;
+      tfq_tf_dispatch_count(f->d, i, rows);
       unlock(k);
       break;
     }
@@ -281,6 +308,7 @@ static tfq_code poll_once(acks *k, tfq_status *st) {
         if (r > 0) {
           k->acked++;
           k->acked_rows += e->rows;
+          mark_acked(k, e->key & (((int64_t)1 << 24) - 1));
           free_entry(e);
         } else {
           push(&keep, e);
@@ -295,11 +323,90 @@ static tfq_code poll_once(acks *k, tfq_status *st) {
   return c;
 }
 
+/* ---- --checkpoint ---- */
+
+/* Batch `b` acknowledged (under k->mu): advances `low` over acknowledged batches. */
+static void mark_acked(acks *k, int64_t b) {
+  if (b < k->base) return;
+  int64_t i = b - k->base;
+  if (i >= k->mapcap) {
+    int64_t cap = k->mapcap ? k->mapcap : 1024;
+    while (cap <= i) cap *= 2;
+    k->acked_map = xrealloc(k->acked_map, (size_t)cap);
+    memset(k->acked_map + k->mapcap, 0, (size_t)(cap - k->mapcap));
+    k->mapcap = cap;
+  }
+  k->acked_map[i] = 1;
+  while (k->low - k->base < k->mapcap && k->acked_map[k->low - k->base]) k->low++;
+}
+
+tfq_code acks_state(void *ctx, int64_t batches, char *state, size_t len, tfq_status *st) {
+  (void)st;
+  feed *f = ctx;
+  acks *k = f->ak;
+  kept *q = xcalloc(1, sizeof *q);
+  q->batches = batches;
+  q->state = state;
+  q->len = len;
+  lock(k);
+  if (k->states_tail)
+    k->states_tail->next = q;
+  else
+    k->states = q;
+  k->states_tail = q;
+  unlock(k);
+  return TFQ_OK;
+}
+
+/* Writes the newest kept state whose earlier batches are all acknowledged, and drops the
+ * states before it.  The consumer keeps adding states meanwhile (at the tail). */
+static tfq_code persist(feed *f, tfq_status *st) {
+  acks *k = f->ak;
+  if (!f->m->checkpoint) return TFQ_OK;
+  if (pthread_mutex_lock(&k->write_mu) != 0) abort();
+  lock(k);
+  kept *best = NULL;
+  while (k->states && k->states->batches <= k->low) {
+    kept *q = k->states;
+    k->states = q->next;
+    if (!k->states) k->states_tail = NULL;
+    if (best) {
+      tfq_free(best->state);
+      free(best);
+    }
+    best = q;
+  }
+  unlock(k);
+  tfq_code c = TFQ_OK;
+  if (best) {
+    c = tfq_pipeline_state_write_file(f->ckpt, best->state, best->len, st);
+    if (c == TFQ_OK) {
+      lock(k);
+      k->checkpoints++;
+      unlock(k);
+    } else {
+      char msg[1200];
+      snprintf(msg, sizeof msg, "--checkpoint: %s", tfq_status_message(st));
+      tfq_status_set(st, c, "%s", msg);
+    }
+    tfq_free(best->state);
+    free(best);
+  }
+  if (pthread_mutex_unlock(&k->write_mu) != 0) abort();
+  return c;
+}
+
+void acks_checkpoint_final(feed *f) {
+  tfq_status *st = tfq_status_new();
+  if (st && persist(f, st) != TFQ_OK) warnx_("%s", tfq_status_message(st));
+  tfq_status_free(st);
+}
+
 tfq_code acks_poll_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
   (void)cancel;
   feed *f = ctx;
   if (poll_once(f->ak, st) != TFQ_OK) tfq_status_clear(st); /* the next poll retries */
-  return TFQ_OK;
+  return persist(f, st);
 }
 
 /* A worker declared dead: its outstanding batches go to `resend`, in order. */
@@ -334,12 +441,12 @@ static void fail_over(feed *f, target *t) {
   int live = 0;
   for (size_t i = 0; i < f->nt; i++) live += !f->t[i].dead;
   unlock(k);
-  if (!f->a->o.quiet)
+  if (!f->o->quiet)
     warnx_("%s: no answer to three probes: the worker is lost; %" PRId64
            " unacknowledged batches go to the %d live workers",
            t->label, moved, live);
   if (!live &&
-      tfq_coord_request_stop(f->a->coord, TFQ_UNAVAILABLE,
+      tfq_coord_request_stop(tfq_tf_dispatch_coord(f->d), TFQ_UNAVAILABLE,
                              "every worker of the job is lost: nothing left to feed") != TFQ_OK) {
     /* a stop was requested already; nothing more to do */
   }
@@ -400,6 +507,7 @@ tfq_code acks_count(feed *f, int64_t unit, int64_t attempt, acks_stats *out, tfq
   out->sent = k->sent;
   out->resent = k->resent;
   out->acked = k->acked;
+  out->checkpoints = k->checkpoints;
   out->acked_rows = k->acked_rows;
   for (size_t i = 0; i < f->nt; i++) out->dead_workers += f->t[i].dead;
   size_t n = k->nresent;
@@ -411,10 +519,11 @@ tfq_code acks_count(feed *f, int64_t unit, int64_t attempt, acks_stats *out, tfq
   tfq_code c = lookup(k, keys, n, rows, cnt, st);
   for (size_t i = 0; !c && i < n; i++)
     if (cnt[i] > 1) out->dup_records += (cnt[i] - 1) * k->resent_rows[i];
-  /* what earlier attempts of this unit had acknowledged is sent again by this one */
+  /* what earlier attempts of this unit had acknowledged is sent again by this one: from the
+   * batch this run resumed at (a restored state's earlier batches are not sent again) */
   for (int64_t a = 0; !c && a < attempt; a++) {
     int64_t slot = acks_slot(unit, a), win[512], r[512];
-    for (int64_t seq = 0; !c && seq < ((int64_t)1 << 24); seq += 512) {
+    for (int64_t seq = f->resumed; !c && seq < ((int64_t)1 << 24); seq += 512) {
       for (int j = 0; j < 512; j++) win[j] = slot << 24 | (seq + j);
       c = lookup(k, win, 512, r, NULL, st);
       int64_t hit = 0;

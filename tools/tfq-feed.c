@@ -1,14 +1,13 @@
-/* tfq-feed: feed a TensorFlow cluster's queues from a TF1 input pipeline, from any number of
- * machines.
+/* tfq-feed: feed a TensorFlow cluster's queues from a tfq_pipeline, from any number of machines.
  *
- * The pipeline is tfq-cat's (cat_pipeline.c): string_input_producer -> reader threads running
- * the library's read-decode op -> a local RandomShuffleQueue of rows.  Instead of printing,
- * one QueueRunner op per TF queue (tfq_tf_feeder_step) dequeues up to --batch-size rows and
- * pushes them into its queue on the cluster:
+ * This file parses the arguments, builds a tfq_pipeline (tfq/pipeline.h: the files, the format,
+ * the columns given with -d or inferred, shuffle, batch, threads, shard, bad records, the
+ * deterministic mode, a restored checkpoint) and hands it to libtfq_tf's tfq_tf_dispatch
+ * (tfq/tf.h), which takes its batches on one thread and enqueues them with one sender per TF
+ * queue:
  *
  *   --to workers (default)   one queue per worker task, NAME_w<i> on /job:worker/task:i: the ps
- *                            carries no data.  Every queue has its own op, all drawing from the
- *                            one local queue, so a batch goes to whichever queue has room first
+ *                            carries no data.  A batch goes to whichever queue has room first
  *                            (the least full), by backpressure, with no extra RPC.
  *   --to ps                  one queue NAME on /job:ps/task:0 (TF1's shared queue).
  *   --elements batches       an element is a whole batch ([b] per column, no shapes in the
@@ -19,27 +18,33 @@
  * MutableHashTable NAME_done on /job:ps/task:0, or /job:worker/task:0 without a ps); whoever
  * completes it (--feeders units) closes every queue, so workers drain and stop on OutOfRange
  * exactly once, however the feeders start, finish or are retried.  With one feeder the queues are
- * closed at once.  The cluster comes from --cluster or TF_CONFIG.  Public headers only; see
+ * closed at once.  --acks (feed_acks.c) keys, keeps and re-sends batches, and with --checkpoint
+ * persists the pipeline's state once every batch before it is acknowledged.  Standard input
+ * (Spark's RDD.pipe) is passed to the pipeline through a pipe by a pump thread (feed_stdin
+ * below).  The cluster comes from --cluster or TF_CONFIG.  Public headers only; see
  * tools/tfq-feed.1 and docs/tf-bridge.md. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <tfq/tf.h>
 #include <unistd.h>
 
-#include "cat_app.h"
-#include "cat_stdin.h"
 #include "feed.h"
 #include "tfq_feed_args.h"
 
+/* The limit of a close (and of its probe), ms. */
+#define CLOSE_MS 1000
+
 const char *g_prog = "tfq-feed";
 
-/* Exits with the usage status after a one-line message (no --help hint: the cause is named). */
-static _Noreturn void config_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static _Noreturn void config_error(const char *fmt, ...) {
+_Noreturn void config_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fprintf(stderr, "%s: ", g_prog);
@@ -49,9 +54,13 @@ static _Noreturn void config_error(const char *fmt, ...) {
   exit(EXIT_USAGE);
 }
 
-/* TensorFlow's message on one line: a remote error comes as "From /job:...:\n<message>\n\t
- * [[{{node q}}]]"; the node annotations go, and line breaks and tabs become single spaces. */
-static void one_line(const char *in, char *out, size_t cap) {
+_Noreturn void leave(int rc) {
+  fflush(stdout);
+  fflush(stderr);
+  _exit(rc);
+}
+
+void one_line(const char *in, char *out, size_t cap) {
   size_t k = 0;
   int space = 0;
   for (const char *p = in; *p && k + 1 < cap; p++) {
@@ -79,13 +88,126 @@ tfq_code name_task(const target *t, tfq_code c, tfq_status *st) {
   return tfq_status_set(st, c, "%s: %s", t->label, msg);
 }
 
-/* The op of one target: tfq_tf_feeder_step, with the task named in its errors. */
-static tfq_code target_step(void *ctx, tfq_cancel *cancel, tfq_status *st) {
-  target *t = ctx;
-  tfq_code c = tfq_tf_feeder_step(t->f, cancel, st);
-  if (c != TFQ_OK && c != TFQ_OUT_OF_RANGE && c != TFQ_CANCELLED) return name_task(t, c, st);
-  return c;
+/* ---- signals: SIGINT, SIGTERM, SIGHUP stop the feed (exit 128+N) ---- */
+
+static tfq_tf_dispatch *_Atomic g_dispatch;
+static atomic_int g_signal;
+
+static void *signal_main(void *arg) {
+  sigset_t *set = arg;
+  int sig;
+  while (sigwait(set, &sig) != 0) {
+  }
+  atomic_store(&g_signal, sig);
+  tfq_tf_dispatch *d = atomic_load(&g_dispatch);
+  if (!d) leave(128 + sig); /* nothing was sent yet */
+  if (tfq_coord_request_stop(tfq_tf_dispatch_coord(d), TFQ_CANCELLED, "stopped by a signal")) {
+    /* stopped already */
+  }
+  return NULL;
 }
+
+static void start_signals(void) {
+  static sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  pthread_t th;
+  if (pthread_create(&th, NULL, signal_main, &set)) die_oom();
+  pthread_detach(th);
+}
+
+/* ---- the pipeline ---- */
+
+static _Noreturn void args_failed(cat_args_status as, char *msg) {
+  switch (as) {
+    case CAT_ARGS_HELP: fputs(feed_usage_text, stdout); exit(fflush(stdout) ? EXIT_DATA : EXIT_OK);
+    case CAT_ARGS_VERSION:
+      printf("tfq-feed (tfq) %s, TensorFlow %s\n", tfq_version_string(), tfq_tf_version());
+      exit(fflush(stdout) ? EXIT_DATA : EXIT_OK);
+    case CAT_ARGS_USAGE: usage_error("%s", msg);
+    default: die_oom();
+  }
+}
+
+/* The pipeline's options from the command line (standard input set up as it comes). */
+static tfq_pipeline_options *pipeline_options(options *o, const feed_more *m, int argc, char **argv,
+                                              tfq_status *st) {
+  const char *first = optind < argc ? argv[optind] : "-";
+  cat_plan plan;
+  char *msg;
+  cat_args_status as = cat_resolve(o, first, &plan, &msg);
+  if (as != CAT_ARGS_OK) args_failed(as, msg);
+  cat_fields_free(plan.fields, plan.nfields);
+  tfq_pipeline_options *po;
+  if (tfq_pipeline_options_new(&po, st)) die_oom();
+  static const tfq_format fmts[] = {[FMT_CSV] = TFQ_FORMAT_CSV,
+                                    [FMT_TEXT] = TFQ_FORMAT_TEXT,
+                                    [FMT_TFRECORD] = TFQ_FORMAT_TFRECORD,
+                                    [FMT_FIXED] = TFQ_FORMAT_FIXED_LENGTH};
+  tfq_pipeline_options_set_format(po, fmts[plan.fmt]);
+  if (o->compression != COMP_AUTO)
+    tfq_pipeline_options_set_compression(po, (tfq_compression)o->compression);
+  int nstdin = 0;
+  for (int i = optind; i < argc || (i == optind && optind >= argc); i++) {
+    if (i >= argc || strcmp(argv[i], "-") == 0) {
+      if (++nstdin > 1) usage_error("standard input ('-') may be named only once");
+      if (m->checkpoint)
+        usage_error("--checkpoint needs files: standard input cannot be read again");
+      setup_stdin(o, po, st);
+      if (i >= argc) break;
+      continue;
+    }
+    if (tfq_pipeline_options_add_file(po, argv[i], st)) die_oom();
+  }
+  if (plan.fmt == FMT_CSV) {
+    if (o->record_defaults && tfq_pipeline_options_set_columns(po, o->record_defaults, st))
+      usage_error("-d: %s", tfq_status_message(st));
+    if (o->field_delim) tfq_pipeline_options_set_field_delim(po, o->field_delim);
+    tfq_pipeline_options_set_use_quote_delim(po, !o->no_quote_delim);
+    if (o->na_value && tfq_pipeline_options_set_na_value(po, o->na_value, st)) die_oom();
+    if (o->nselect && tfq_pipeline_options_set_select_cols(po, o->select_cols, o->nselect, st))
+      die_oom();
+  }
+  if (plan.fmt == FMT_FIXED)
+    tfq_pipeline_options_set_fixed_length(po, o->record_bytes, o->header_bytes, o->footer_bytes,
+                                          o->hop_bytes);
+  tfq_pipeline_options_set_skip_header_lines(po, o->skip_header_lines);
+  tfq_pipeline_options_set_batch_size(po, o->batch_size);
+  tfq_pipeline_options_set_shuffle(po, o->shuffle);
+  if (o->shuffle) {
+    tfq_pipeline_options_set_capacity(po, plan.capacity);
+    tfq_pipeline_options_set_min_after_dequeue(po, plan.mad);
+  }
+  if (o->seed_set) tfq_pipeline_options_set_seed(po, o->seed);
+  tfq_pipeline_options_set_num_epochs(po, o->num_epochs);
+  tfq_pipeline_options_set_num_threads(po, (int)o->threads);
+  if (o->shard_n > 1) tfq_pipeline_options_set_shard(po, o->shard_i, o->shard_n);
+  tfq_pipeline_options_set_max_bad_records(po, m->max_bad_records);
+  tfq_pipeline_options_set_deterministic(po, m->deterministic);
+  return po;
+}
+
+/* The columns of the pipeline's batches as the spec of a TF queue's components. */
+static tfq_spec *pipeline_spec(const tfq_pipeline *p, tfq_status *st) {
+  tfq_spec *s;
+  if (tfq_spec_new(&s, st)) die_oom();
+  for (size_t i = 0; i < tfq_pipeline_num_columns(p); i++)
+    if (tfq_spec_add(s, tfq_pipeline_column_dtype(p, i), tfq_pipeline_column_dims(p, i),
+                     tfq_pipeline_column_rank(p, i), tfq_pipeline_column_name(p, i), st))
+      die_oom();
+  return s;
+}
+
+/* --checkpoint DIR: the state file of this unit. */
+static void checkpoint_path(const options *o, const feed_more *m, char *out, size_t cap) {
+  snprintf(out, cap, "%s/%s-unit%" PRId64 "-of%" PRId64 ".tfqstate", m->checkpoint, o->queue,
+           o->unit, o->feeders);
+}
+
+/* ---- the cluster ---- */
 
 static tfq_tf_cluster *load_cluster(const options *o, tfq_status *st) {
   tfq_tf_cluster *c = NULL;
@@ -102,7 +224,7 @@ static tfq_tf_cluster *load_cluster(const options *o, tfq_status *st) {
 
 /* The queues this feeder feeds: worker i's, or the ps's. */
 static void plan_targets(feed *f) {
-  const options *o = &f->a->o;
+  const options *o = f->o;
   const char *job = o->to_ps ? "ps" : "worker";
   int n = tfq_tf_cluster_num_tasks(f->cluster, job);
   if (n < 1) config_error("--to %s: the cluster has no '%s' job", o->to_ps ? "ps" : "workers", job);
@@ -123,12 +245,11 @@ static void plan_targets(feed *f) {
     t->session = tfq_tf_cluster_target(f->cluster, job, task);
   }
 }
-
 /* Opens every queue (creating it if nobody has) and runs its queue op once (QueueSize), so that a
  * cluster that is not there or a queue of other dtypes or capacity fails here, before any data
  * is read. */
 static tfq_code open_targets(feed *f, tfq_status *st) {
-  const options *o = &f->a->o;
+  const options *o = f->o;
   int64_t cap = o->queue_capacity ? o->queue_capacity : o->rows ? 8 * o->batch_size : 8;
   for (size_t i = 0; i < f->nt; i++) {
     target *t = &f->t[i];
@@ -143,19 +264,22 @@ static tfq_code open_targets(feed *f, tfq_status *st) {
      * is still alive (it is sent again if so: an element is all or nothing) */
     tfq_tf_queue_options_set_timeout_ms(qo, o->acks && o->timeout_ms > 5000 ? 5000 : o->timeout_ms);
     tfq_tf_queue_options_set_element(qo, o->rows ? TFQ_TF_ELEMENT_ROWS : TFQ_TF_ELEMENT_BATCH);
-    tfq_spec *es = f->a->spec;
+    tfq_spec *es = f->spec;
     if (o->acks) { /* the key (an int64 scalar per element) first */
       tfq_tf_queue_options_set_unbatched(qo, 1);
       es = NULL;
       c = tfq_spec_new(&es, st);
       if (!c) c = tfq_spec_add(es, TFQ_INT64, NULL, 0, "key", st);
-      for (size_t j = 0; !c && j < tfq_spec_size(f->a->spec); j++)
-        c = tfq_spec_add(es, tfq_spec_dtype(f->a->spec, j), tfq_spec_dims(f->a->spec, j),
-                         tfq_spec_rank(f->a->spec, j), NULL, st);
+      for (size_t j = 0; !c && j < tfq_spec_size(f->spec); j++)
+        c = tfq_spec_add(es, tfq_spec_dtype(f->spec, j), tfq_spec_dims(f->spec, j),
+                         tfq_spec_rank(f->spec, j), NULL, st);
       if (c) die_oom();
     }
     c = tfq_tf_queue_open(es, qo, &t->q, st);
-    if (es != f->a->spec) tfq_spec_free(es);
+    /* the close's handle: a short limit (close_targets) */
+    tfq_tf_queue_options_set_timeout_ms(qo, o->timeout_ms > CLOSE_MS ? CLOSE_MS : o->timeout_ms);
+    if (!c) c = tfq_tf_queue_open(es, qo, &t->closer, st);
+    if (es != f->spec) tfq_spec_free(es);
     tfq_tf_queue_options_free(qo);
     int64_t size;
     if (!c) c = tfq_tf_queue_size(t->q, &size, st);
@@ -178,8 +302,6 @@ static tfq_code open_targets(feed *f, tfq_status *st) {
                      msg, o->timeout_ms);
     }
     if (c) return name_task(t, c, st);
-    if (!o->acks && (c = tfq_tf_feeder_new(f->a->q, o->batch_size, t->q, 0, &t->f, st)))
-      return name_task(t, c, st);
   }
   size_t live = 0;
   for (size_t i = 0; i < f->nt; i++) live += !f->t[i].dead;
@@ -191,21 +313,65 @@ static tfq_code open_targets(feed *f, tfq_status *st) {
   return TFQ_OK;
 }
 
-/* A plain close of every queue: workers drain what is queued, then OutOfRange.  A queue closed
- * already (by another feeder that completed the done set too) counts as closed: a plain close
- * of a closed queue is TF's CANCELLED "Queue '...' is already closed.". */
+/* A plain close of one queue, on its own thread (close_targets): workers drain what is queued,
+ * then OutOfRange.  Through the short-limit handle: a worker that drains its closed queue and
+ * exits at once (every TF1 worker script does on OutOfRange) can be gone before the close's reply
+ * comes, and a call to a gone task waits its whole limit.  No answer within the limit: a probe
+ * (QueueSize, same limit) tells a gone worker (it counts as closed: nobody waits on its queue,
+ * and every row sent to it was enqueued) from a slow one (closed again with --timeout-ms).  A
+ * queue closed already (by another feeder) counts as closed: TF's CANCELLED "Queue '...' is
+ * already closed.". */
+static void *close_main(void *arg) {
+  target *t = arg;
+  tfq_status *st = tfq_status_new();
+  if (!st) {
+    t->close_code = TFQ_RESOURCE_EXHAUSTED;
+    return NULL;
+  }
+  tfq_code c = tfq_tf_queue_close(t->closer, 0, st);
+  if (c == TFQ_DEADLINE_EXCEEDED || c == TFQ_UNAVAILABLE) {
+    int64_t n;
+    if (tfq_tf_queue_size(t->closer, &n, st) == TFQ_OK) {
+      c = tfq_tf_queue_close(t->q, 0, st); /* alive and slow: the full limit */
+    } else {
+      t->gone = 1;
+      c = TFQ_OK;
+    }
+  }
+  if (c == TFQ_CANCELLED) c = TFQ_OK;
+  if (c) name_task(t, c, st);
+  t->close_code = c;
+  if (c) snprintf(t->close_msg, sizeof t->close_msg, "%s", tfq_status_message(st));
+  tfq_status_free(st);
+  return NULL;
+}
+
+/* Closes every queue at once, each on its own thread, so that no queue waits for another. */
 static tfq_code close_targets(feed *f, tfq_status *st) {
+  pthread_t *th = xcalloc(f->nt, sizeof *th);
+  char *started = xcalloc(f->nt, 1);
   for (size_t i = 0; i < f->nt; i++) {
     if (f->t[i].dead) continue; /* --acks: a lost worker's queue went with it */
-    tfq_code c = tfq_tf_queue_close(f->t[i].q, 0, st);
-    if (f->a->o.acks && (c == TFQ_DEADLINE_EXCEEDED || c == TFQ_UNAVAILABLE)) {
-      if (!f->a->o.quiet) warnx_("%s: not closed: no answer (a lost worker)", f->t[i].label);
-      continue; /* lost after the last acknowledgement: another feeder saw it die */
-    }
-    if (c && c != TFQ_CANCELLED) return name_task(&f->t[i], c, st);
+    if (pthread_create(&th[i], NULL, close_main, &f->t[i]) == 0)
+      started[i] = 1;
+    else
+      close_main(&f->t[i]);
   }
-  tfq_status_clear(st);
-  return TFQ_OK;
+  tfq_code c = TFQ_OK;
+  for (size_t i = 0; i < f->nt; i++) {
+    if (started[i]) pthread_join(th[i], NULL);
+    if (f->t[i].gone && !f->o->quiet)
+      warnx_("%s: no answer to the close: the worker is gone (its queue counts as closed)",
+             f->t[i].label);
+    if (f->t[i].close_code && !c) {
+      c = f->t[i].close_code;
+      tfq_status_set(st, c, "%s", f->t[i].close_msg);
+    }
+  }
+  free(th);
+  free(started);
+  if (!c) tfq_status_clear(st);
+  return c;
 }
 
 /* Where the job's shared state lives (the done set, the ack table): /job:ps/task:0, or
@@ -221,7 +387,7 @@ static const char *state_task(const feed *f, char *device, size_t cap) {
 /* The end of this unit's input: mark it in the done set; close the queues when the set is full.
  * *closed tells whether this feeder closed them. */
 static tfq_code finish_unit(feed *f, int *closed, int64_t *ndone, tfq_status *st) {
-  const options *o = &f->a->o;
+  const options *o = f->o;
   *closed = 0;
   *ndone = 1;
   if (o->feeders > 1) {
@@ -243,14 +409,9 @@ static tfq_code finish_unit(feed *f, int *closed, int64_t *ndone, tfq_status *st
   return close_targets(f, st);
 }
 
-static int64_t target_rows(const target *t) { return t->f ? tfq_tf_feeder_rows(t->f) : t->rows; }
-static int64_t target_batches(const target *t) {
-  return t->f ? tfq_tf_feeder_batches(t->f) : t->batches;
-}
-
-static int64_t rows_pushed(const feed *f) {
+static int64_t rows_pushed(feed *f) {
   int64_t n = 0;
-  for (size_t i = 0; i < f->nt; i++) n += target_rows(&f->t[i]);
+  for (size_t i = 0; i < f->nt; i++) n += tfq_tf_dispatch_rows(f->d, i);
   return n;
 }
 
@@ -302,96 +463,63 @@ static void quiet_tensorflow(int argc, char **argv, char **envp) {
 __attribute__((section(".preinit_array"),
                used)) static void (*const preinit_quiet)(int, char **, char **) = quiet_tensorflow;
 
-/* Standard input's header line "#tfq unit=U units=N" (Spark's RDD.pipe gives every task the same
- * command and environment; the partition's number comes in the data): sets --unit and
- * --feeders. */
-static void read_header(options *o, int argc, char **argv) {
-  int uses_stdin = optind >= argc;
-  for (int i = optind; i < argc; i++) uses_stdin |= strcmp(argv[i], "-") == 0;
-  char line[512];
-  if (!uses_stdin || !stdin_header(line, sizeof line)) return;
-  long long unit = -1, units = -1, attempt = 0;
-  for (char *tok = strtok(line + 5, " \t"); tok; tok = strtok(NULL, " \t")) {
-    char *end;
-    if (strncmp(tok, "unit=", 5) == 0) {
-      unit = strtoll(tok + 5, &end, 10);
-      if (*end || end == tok + 5) unit = -2;
-    } else if (strncmp(tok, "units=", 6) == 0) {
-      units = strtoll(tok + 6, &end, 10);
-      if (*end || end == tok + 6) units = -2;
-    } else if (strncmp(tok, "attempt=", 8) == 0) {
-      attempt = strtoll(tok + 8, &end, 10);
-      if (*end || end == tok + 8 || attempt < 0 || attempt > 255)
-        config_error("standard input's header: attempt=A needs 0 <= A <= 255");
-    } else {
-      config_error("standard input's header: unknown field '%s' (expected unit=U units=N)", tok);
-    }
-  }
-  if (unit < 0 || units < 1 || unit >= units)
-    config_error("standard input's header: expected '#tfq unit=U units=N' with 0 <= U < N");
-  o->unit = unit;
-  o->feeders = units;
-  if (attempt) o->attempt = attempt;
-  stdin_want_trailer();
-}
-
-static _Noreturn void args_failed(cat_args_status as, char *msg) {
-  switch (as) {
-    case CAT_ARGS_HELP: fputs(feed_usage_text, stdout); exit(fflush(stdout) ? EXIT_DATA : EXIT_OK);
-    case CAT_ARGS_VERSION:
-      printf("tfq-feed (tfq) %s, TensorFlow %s\n", tfq_version_string(), tfq_tf_version());
-      exit(fflush(stdout) ? EXIT_DATA : EXIT_OK);
-    case CAT_ARGS_USAGE: usage_error("%s", msg);
-    default: die_oom();
-  }
-}
-
-/* Leaves at once after an error or a signal: threads may still be blocked in TensorFlow calls
- * (until --timeout-ms), so nothing is freed and no destructor runs. */
-static _Noreturn void leave(int rc) {
-  fflush(stdout);
-  fflush(stderr);
-  _exit(rc);
-}
-
 int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
-  static app A;
+  static options O;
   static feed F;
-  app *a = &A;
   feed *f = &F;
-  f->a = a;
+  options *o = &O;
+  f->o = o;
   int first_operand;
   char *msg;
-  cat_args_status as = feed_parse_options(argc, argv, &a->o, &first_operand, &msg);
+  cat_args_status as = feed_parse_options(argc, argv, o, &first_operand, &msg);
   if (as != CAT_ARGS_OK) args_failed(as, msg);
-  options *o = &a->o;
+  const feed_more *m = feed_more_options();
+  f->m = m;
   if (optind >= argc && isatty(STDIN_FILENO))
     usage_error("no input: name a FILE, or pipe data into standard input");
-  read_header(o, argc, argv);
+  start_signals();
   tfq_status *st = tfq_status_new();
   if (!st) die_oom();
+  tfq_pipeline_options *po = pipeline_options(o, m, argc, argv, st);
   f->cluster = load_cluster(o, st);
   plan_targets(f);
-  pipeline_signals();
 
-  const char *first = optind < argc ? argv[optind] : "-";
-  cat_plan plan;
-  as = cat_resolve(o, first, &plan, &msg);
-  if (as != CAT_ARGS_OK) args_failed(as, msg);
-  a->fmt = plan.fmt;
-  a->fields = plan.fields;
-  a->nfields = plan.nfields;
-  a->mad = plan.mad;
-  a->capacity = plan.capacity;
-
-  int rc = pipeline_prepare(a, argc, argv, st);
-  if (rc != EXIT_OK) leave(rc);
-  tfq_code c = open_targets(f, st);
+  tfq_code c = tfq_pipeline_new(po, &f->p, st);
   if (c) {
+    warnx_("%s", tfq_status_message(st));
+    leave(c == TFQ_INVALID_ARGUMENT ? EXIT_USAGE : EXIT_DATA);
+  }
+  tfq_pipeline_stats ps = {.size = sizeof ps};
+  if (!o->quiet && tfq_pipeline_columns_spec(f->p) && !o->record_defaults)
+    warnx_("inferred -d '%s'", tfq_pipeline_columns_spec(f->p));
+  if (m->checkpoint) {
+    checkpoint_path(o, m, f->ckpt, sizeof f->ckpt);
+    if (access(f->ckpt, F_OK) == 0) {
+      if ((c = tfq_pipeline_restore_file(f->p, f->ckpt, st))) {
+        warnx_("--checkpoint: %s", tfq_status_message(st));
+        leave(EXIT_DATA);
+      }
+      if (tfq_pipeline_get_stats(f->p, &ps, st) == TFQ_OK) f->resumed = ps.batches_out;
+      if (!o->quiet)
+        warnx_("resumed from %s: batch %" PRId64 " (%" PRId64 " records sent before)", f->ckpt,
+               ps.batches_out, ps.records_out);
+    }
+  }
+  if (tfq_pipeline_get_stats(f->p, &ps, st) == TFQ_OK && o->shuffle && !o->seed_set && !o->quiet)
+    warnx_("seed %" PRIu64 " (--seed=%" PRIu64 " --deterministic repeats the batches)", ps.seed,
+           ps.seed);
+  f->spec = pipeline_spec(f->p, st);
+  if ((c = open_targets(f, st))) {
     warnx_("%s", tfq_status_message(st));
     leave(EXIT_DATA);
   }
+  tfq_tf_queue **qs = xcalloc(f->nt, sizeof *qs);
+  for (size_t i = 0; i < f->nt; i++) qs[i] = f->t[i].q;
+  if (tfq_tf_dispatch_new(f->p, qs, f->nt, &f->d, st)) die_oom();
+  tfq_coord *coord = tfq_tf_dispatch_coord(f->d);
+  for (size_t i = 0; i < f->nt; i++)
+    if (tfq_tf_dispatch_set_label(f->d, i, f->t[i].label, st)) die_oom();
   if (o->acks) {
     char device[64];
     const char *session = state_task(f, device, sizeof device);
@@ -399,71 +527,78 @@ int main(int argc, char **argv) {
       warnx_("%s", tfq_status_message(st));
       leave(EXIT_DATA);
     }
+    tfq_tf_dispatch_set_send_fn(f->d, acks_step, f);
+    if (m->checkpoint) tfq_tf_dispatch_set_state_fn(f->d, m->checkpoint_every, acks_state, f);
   }
-  if (tfq_runner_new(a->q, &f->runner, st)) die_oom();
-  for (size_t i = 0; i < f->nt; i++) {
-    if (tfq_runner_add_op(f->runner, o->acks ? acks_step : target_step, &f->t[i], f->t[i].device,
-                          st))
-      die_oom();
+  for (size_t i = 0; i < f->nt; i++)
     /* One feeder alone: a stop (an error, a signal) closes its queues at once, which wakes an
      * enqueue blocked on a full queue.  With several, the done set closes them. */
-    if (o->feeders == 1 && f->t[i].q && tfq_tf_queue_close_on_stop(f->t[i].q, a->coord, st))
-      die_oom();
-  }
+    if (o->feeders == 1 && f->t[i].q && tfq_tf_queue_close_on_stop(f->t[i].q, coord, st)) die_oom();
+  atomic_store(&g_dispatch, f->d);
+  if (atomic_load(&g_signal)) leave(128 + atomic_load(&g_signal));
   f->t0 = now_s();
-  if ((c = pipeline_start(a, st)) || (c = tfq_runner_start(f->runner, a->coord, 0, st))) {
+  if ((c = tfq_tf_dispatch_start(f->d, st))) {
     warnx_("%s", tfq_status_message(st));
     leave(EXIT_DATA);
   }
   if (!o->quiet && isatty(STDERR_FILENO) &&
-      tfq_coord_loop(a->coord, 500000, progress_step, f, "progress", NULL) != TFQ_OK)
+      tfq_coord_loop(coord, 500000, progress_step, f, "progress", NULL) != TFQ_OK)
     warnx_("no progress line: cannot start its thread");
-  if (o->acks && (tfq_coord_loop(a->coord, 250000, acks_poll_step, f, "acks", st) ||
-                  tfq_coord_loop(a->coord, 500000, acks_probe_step, f, "probe", st))) {
+  /* --checkpoint: a state is written once the poll sees its batches acknowledged, so the poll
+   * runs every 50 ms (the batches acknowledged since the last state written are re-sent by a
+   * retry); else every 250 ms */
+  if (o->acks &&
+      (tfq_coord_loop(coord, m->checkpoint ? 50000 : 250000, acks_poll_step, f, "acks", st) ||
+       tfq_coord_loop(coord, 500000, acks_probe_step, f, "probe", st))) {
     warnx_("%s", tfq_status_message(st));
     leave(EXIT_DATA);
   }
 
-  /* Until every op has pushed the end of the input (or a stop). */
-  while (tfq_runner_running(f->runner) > 0 && !tfq_coord_wait_for_stop(a->coord, 100000)) {
+  /* Until every sender has pushed the end of the input (or a stop). */
+  while (tfq_tf_dispatch_running(f->d) > 0 && !tfq_coord_wait_for_stop(coord, 100000)) {
   }
-  int stopped = tfq_coord_should_stop(a->coord);
+  int stopped = tfq_coord_should_stop(coord);
   const char *cut = stopped ? NULL : stdin_trailer_error();
-  if (cut && tfq_coord_request_stop(a->coord, TFQ_DATA_LOSS, cut) != TFQ_OK) stopped = 1;
+  if (cut && tfq_coord_request_stop(coord, TFQ_DATA_LOSS, cut) != TFQ_OK) stopped = 1;
   stopped |= cut != NULL;
   if (!stopped && o->acks && !acks_all_acked(f, st) &&
-      tfq_coord_request_stop(a->coord, TFQ_DEADLINE_EXCEEDED,
+      tfq_coord_request_stop(coord, TFQ_DEADLINE_EXCEEDED,
                              "batches sent were never acknowledged (do the workers ack?)") !=
           TFQ_OK)
     stopped = 1;
-  stopped |= tfq_coord_should_stop(a->coord) && tfq_coord_error(a->coord, NULL) != TFQ_OK;
+  stopped |= tfq_coord_should_stop(coord) && tfq_coord_error(coord, NULL) != TFQ_OK;
+  if (!stopped && o->acks && m->checkpoint) acks_checkpoint_final(f);
   double dt = now_s() - f->t0;
   int closed = 0;
   int64_t ndone = 0;
   if (!stopped && (c = finish_unit(f, &closed, &ndone, st)) != TFQ_OK) {
-    if (tfq_coord_request_stop(a->coord, c, tfq_status_message(st)) != TFQ_OK) stopped = 1;
+    if (tfq_coord_request_stop(coord, c, tfq_status_message(st)) != TFQ_OK) stopped = 1;
   }
-  tfq_code jc = pipeline_stop(a, st);
+  if (!tfq_coord_should_stop(coord) && tfq_coord_request_stop(coord, TFQ_OUT_OF_RANGE, "done")) {
+    /* stopped meanwhile */
+  }
+  tfq_code jc = tfq_tf_dispatch_join(f->d, 10000000, st);
   if (!o->quiet && isatty(STDERR_FILENO)) fputs("\r\033[K", stderr);
-  int sig = pipeline_signal();
+  int sig = atomic_load(&g_signal);
+  if (sig) leave(128 + sig);
   if (jc != TFQ_OK && jc != TFQ_CANCELLED && jc != TFQ_OUT_OF_RANGE) {
     warnx_("%s", tfq_status_message(st));
     leave(EXIT_DATA);
   }
-  if (sig) leave(128 + sig);
   if (stopped) leave(EXIT_DATA);
   int64_t rows = rows_pushed(f);
+  if (tfq_pipeline_get_stats(f->p, &ps, st) != TFQ_OK) memset(&ps, 0, sizeof ps);
   if (o->stats) {
     fprintf(stderr,
-            "%s: stats: unit %" PRId64 " of %" PRId64 ", rows %" PRId64
-            ", records read %lld, "
-            "time %.3f s, %.0f rows/s, %s; queues closed %s\n",
-            g_prog, o->unit, o->feeders, rows, records_in(a), dt, dt > 0 ? (double)rows / dt : 0.0,
-            o->rows ? "row elements" : "batch elements",
+            "%s: stats: unit %" PRId64 " of %" PRId64 ", rows %" PRId64 ", records read %" PRId64
+            ", bad records %" PRId64 ", time %.3f s, %.0f rows/s, %s; queues closed %s\n",
+            g_prog, o->unit, o->feeders, rows, ps.records_read, ps.bad_records, dt,
+            dt > 0 ? (double)rows / dt : 0.0, o->rows ? "row elements" : "batch elements",
             closed ? "by this feeder" : "by the last feeder");
     for (size_t i = 0; i < f->nt; i++)
       fprintf(stderr, "%s: stats:   %s queue '%s': %" PRId64 " rows in %" PRId64 " enqueues\n",
-              g_prog, f->t[i].label, f->t[i].name, target_rows(&f->t[i]), target_batches(&f->t[i]));
+              g_prog, f->t[i].label, f->t[i].name, tfq_tf_dispatch_rows(f->d, i),
+              tfq_tf_dispatch_batches(f->d, i));
   }
   if (o->acks) {
     acks_stats k;
@@ -473,9 +608,10 @@ int main(int argc, char **argv) {
       fprintf(stderr,
               "%s: stats: acks: sent %" PRId64 ", re-sent %" PRId64 ", acknowledged %" PRId64
               " (%" PRId64 " records), duplicates %" PRId64 " records (%" PRId64
-              " from earlier attempts), workers lost %" PRId64 "\n",
+              " from earlier attempts), workers lost %" PRId64 ", resumed at batch %" PRId64
+              ", checkpoints %" PRId64 "\n",
               g_prog, k.sent, k.resent, k.acked, k.acked_rows, k.dup_records, k.prior_rows,
-              k.dead_workers);
+              k.dead_workers, f->resumed, k.checkpoints);
   }
   if (!o->quiet && o->feeders > 1 && !closed)
     warnx_("unit %" PRId64 " done (%" PRId64 " of %" PRId64

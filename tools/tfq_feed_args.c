@@ -24,6 +24,9 @@ const char feed_usage_text[] =
     "  --shuffle, --no-shuffle, --capacity=N, --min-after-dequeue=N (default 10000),\n"
     "  --seed=N, --num-epochs=N, -j, --threads=N\n"
     "  -b, --batch-size=N        rows per element (batches) or per enqueue (rows); default 1024\n"
+    "      --max-bad-records=N   skip up to N bad records, each reported (default 0; -1: any)\n"
+    "      --deterministic       with --seed, the batches are a function of the input, the\n"
+    "                            options and the seed, with any number of readers\n"
     "\n"
     "Cluster:\n"
     "      --cluster=SPEC        'ps=h:p;worker=h:p,h:p' (default: the cluster of $TF_CONFIG)\n"
@@ -47,6 +50,10 @@ const char feed_usage_text[] =
     "                            when all is acknowledged (workers/batches only)\n"
     "      --attempt=A           this run is attempt A of its unit (a retry: what attempts\n"
     "                            before it had acknowledged is counted as duplicates)\n"
+    "      --checkpoint=DIR      with --acks: keep this unit's pipeline state in DIR (the\n"
+    "                            newest whose earlier batches are all acknowledged); a unit run\n"
+    "                            again resumes from it and re-sends only the rest\n"
+    "      --checkpoint-every=M  save the state every M batches (default 1)\n"
     "      --stats               rows, batches per queue and throughput at the end\n"
     "  -q, --quiet               no notes on standard error\n"
     "  -h, --help                display this help and exit\n"
@@ -67,21 +74,34 @@ enum {
   OPT_UNIT,
   OPT_TIMEOUT,
   OPT_ACKS,
-  OPT_ATTEMPT
+  OPT_ATTEMPT,
+  OPT_MAX_BAD,
+  OPT_DETERMINISTIC,
+  OPT_CHECKPOINT,
+  OPT_CHECKPOINT_EVERY
 };
 
-static const struct option feed_opts[] = {{"cluster", required_argument, NULL, OPT_CLUSTER},
-                                          {"to", required_argument, NULL, OPT_TO},
-                                          {"elements", required_argument, NULL, OPT_ELEMENTS},
-                                          {"queue", required_argument, NULL, OPT_QUEUE},
-                                          {"queue-capacity", required_argument, NULL, OPT_QCAP},
-                                          {"shard", required_argument, NULL, OPT_SHARD},
-                                          {"feeders", required_argument, NULL, OPT_FEEDERS},
-                                          {"unit", required_argument, NULL, OPT_UNIT},
-                                          {"acks", no_argument, NULL, OPT_ACKS},
-                                          {"attempt", required_argument, NULL, OPT_ATTEMPT},
-                                          {"timeout-ms", required_argument, NULL, OPT_TIMEOUT},
-                                          {NULL, 0, NULL, 0}};
+static const struct option feed_opts[] = {
+    {"cluster", required_argument, NULL, OPT_CLUSTER},
+    {"to", required_argument, NULL, OPT_TO},
+    {"elements", required_argument, NULL, OPT_ELEMENTS},
+    {"queue", required_argument, NULL, OPT_QUEUE},
+    {"queue-capacity", required_argument, NULL, OPT_QCAP},
+    {"shard", required_argument, NULL, OPT_SHARD},
+    {"feeders", required_argument, NULL, OPT_FEEDERS},
+    {"unit", required_argument, NULL, OPT_UNIT},
+    {"acks", no_argument, NULL, OPT_ACKS},
+    {"attempt", required_argument, NULL, OPT_ATTEMPT},
+    {"timeout-ms", required_argument, NULL, OPT_TIMEOUT},
+    {"max-bad-records", required_argument, NULL, OPT_MAX_BAD},
+    {"deterministic", no_argument, NULL, OPT_DETERMINISTIC},
+    {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
+    {"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
+    {NULL, 0, NULL, 0}};
+
+static feed_more g_more;
+
+const feed_more *feed_more_options(void) { return &g_more; }
 
 /* tfq-cat's options that print batches. */
 static const char *const dropped[] = {"batches", "output", "keys", "drop-remainder", NULL};
@@ -95,6 +115,10 @@ static void feed_defaults(options *o) {
   o->shard_n = 1;
   o->timeout_ms = 60000;
   o->unit = -1;
+  g_more.max_bad_records = 0;
+  g_more.deterministic = 0;
+  g_more.checkpoint = NULL;
+  g_more.checkpoint_every = 1;
 }
 
 static int feed_extra(int c, const char *arg, options *o) {
@@ -140,6 +164,18 @@ static int feed_extra(int c, const char *arg, options *o) {
       o->attempt = args_count("--attempt", arg, 0);
       if (o->attempt > 255) args_usage_error("--attempt: at most 255");
       return 1;
+    case OPT_MAX_BAD:
+      g_more.max_bad_records =
+          strcmp(arg, "-1") == 0 ? -1 : args_count("--max-bad-records", arg, 0);
+      return 1;
+    case OPT_DETERMINISTIC: g_more.deterministic = 1; return 1;
+    case OPT_CHECKPOINT:
+      if (!*arg) args_usage_error("--checkpoint: an empty directory name");
+      g_more.checkpoint = arg;
+      return 1;
+    case OPT_CHECKPOINT_EVERY:
+      g_more.checkpoint_every = args_count("--checkpoint-every", arg, 1);
+      return 1;
     default: return 0;
   }
 }
@@ -164,6 +200,8 @@ cat_args_status feed_parse_options(int argc, char **argv, options *o, int *first
         "when each worker has its own queue)";
   else if (o->acks && o->unit >= 65536)
     why = "--acks: at most 65536 units";
+  else if (g_more.checkpoint && !o->acks)
+    why = "--checkpoint needs --acks (a state is kept once the batches before it are acknowledged)";
   if (why) {
     cat_options_free(o);
     if (msg && !(*msg = strdup(why))) return CAT_ARGS_NOMEM;

@@ -4,7 +4,20 @@
 #ifndef TFQ_FEED_ARGS_H
 #define TFQ_FEED_ARGS_H
 
+#include <stdint.h>
+
 #include "tfq_cat_args.h"
+
+/* tfq-feed's options that tfq-cat's `options` lacks. */
+typedef struct feed_more {
+  int64_t max_bad_records;  /* --max-bad-records (default 0; -1 no limit) */
+  int deterministic;        /* --deterministic */
+  const char *checkpoint;   /* --checkpoint DIR, or NULL */
+  int64_t checkpoint_every; /* --checkpoint-every M (default 1) */
+} feed_more;
+
+/* The values feed_parse_options() set. */
+const feed_more *feed_more_options(void);
 
 /* The --help text. */
 extern const char feed_usage_text[];

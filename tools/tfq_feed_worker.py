@@ -95,6 +95,9 @@ def parse_spec(spec):
 
     >>> parse_spec('int64,float32:0.5,string:"a,b"')
     [tf.int64, tf.float32, tf.string]
+
+    ``N*TYPE[:DEFAULT]`` repeats an entry N times, as the inferred line prints runs of 3 or more
+    identical entries (``4*float64:0.0,string:``).
     """
     if spec is None:
         return [tf.string]
@@ -108,11 +111,15 @@ def parse_spec(spec):
     if not s:
         raise ValueError("empty -d SPEC")
     out, i = [], 0
-    while True:  # TYPE[:DEFAULT], a DEFAULT in double quotes may hold ',' and '""'
+    while True:  # [N*]TYPE[:DEFAULT], a DEFAULT in double quotes may hold ',' and '""'
         j = i
         while j < len(s) and s[j] not in ",:":
             j += 1
-        out.append(_type(s[i:j]))
+        entry, times = s[i:j], 1
+        star = entry.find("*")
+        if star > 0 and entry[:star].strip().isdigit():
+            entry, times = entry[star + 1:], int(entry[:star])
+        out.extend([_type(entry)] * times)
         if j < len(s) and s[j] == ":":
             j += 1
             if j < len(s) and s[j] == '"':

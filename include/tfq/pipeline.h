@@ -416,6 +416,13 @@ TFQ_API tfq_code tfq_pipeline_save(tfq_pipeline *p, char **state, size_t *len,
  * TFQ_UNKNOWN (other I/O errors), each "<path>; <strerror>".  Since: 0.3 */
 TFQ_API tfq_code tfq_pipeline_save_file(tfq_pipeline *p, const char *path,
                                         tfq_status *st) TFQ_WARN_UNUSED;
+/* Writes a state made by tfq_pipeline_save() earlier to `path`, atomically as
+ * tfq_pipeline_save_file() does: for a program that keeps states in memory and persists one
+ * later (tfq-feed --checkpoint keeps each until the batches before it are acknowledged).
+ * @return TFQ_OK; as tfq_pipeline_save_file() for I/O errors.  Ownership: `state` borrowed.
+ * Thread-safety: any thread; one writer per path at a time.  Since: 0.3 */
+TFQ_API tfq_code tfq_pipeline_state_write_file(const char *path, const void *state, size_t len,
+                                               tfq_status *st) TFQ_WARN_UNUSED;
 /* Restores a saved state into a pipeline made with the same options and files, before its
  * first tfq_pipeline_next().
  * @return TFQ_OK; TFQ_DATA_LOSS "pipeline state is corrupted (...)" (magic, checksum, length);

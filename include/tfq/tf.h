@@ -33,6 +33,7 @@
 #include <tfq/coord.h>
 #include <tfq/example.h>
 #include <tfq/export.h>
+#include <tfq/pipeline.h>
 #include <tfq/queue.h>
 #include <tfq/status.h>
 #include <tfq/tensor.h>
@@ -566,6 +567,84 @@ TFQ_API tfq_code tfq_tf_done_list(tfq_tf_done *d, int64_t **units, int64_t *n,
  * Since: 0.2 */
 TFQ_API tfq_code tfq_tf_done_find(tfq_tf_done *d, const int64_t *keys, int64_t n, int64_t *values,
                                   tfq_status *st) TFQ_WARN_UNUSED;
+
+/* ---- feeding a cluster from a tfq_pipeline ----------------------------------------------------
+ * tfq_tf_dispatch moves a tfq_pipeline's batches into TF queues on a cluster: one consumer thread
+ * calls tfq_pipeline_next() (a pipeline has one consumer) and hands each batch over, one batch
+ * at a time, to one sender thread per queue, which enqueues it (tfq_tf_queue_enqueue_batch: one
+ * element or its rows, per the queue's element mode).  A sender blocked on a full queue takes
+ * nothing, so each batch goes to the sender whose queue has room first (the least full, by
+ * backpressure, with no extra RPC).  Batches are numbered 0, 1, ... in the order the pipeline
+ * returns them (after a tfq_pipeline_restore(), from the restored state's batch count: the stats'
+ * batches_out).  The input's end ends the senders (their queues are NOT closed: closing is the
+ * caller's decision, for example when every feeder of a job is done); an error of the pipeline
+ * or of a sender stops the dispatch's coordinator with that error (a sender's prefixed with its
+ * label).  tfq-feed (tools/tfq-feed.c) is built on it.
+ * Thread-safety: configure (set_*) before tfq_tf_dispatch_start(), from one thread; take, count,
+ * the counters, running and the coordinator's stop calls from any thread.  Since: 0.3 */
+typedef struct tfq_tf_dispatch tfq_tf_dispatch;
+
+/* A dispatch of `p`'s batches into queues[0..n) (n >= 1).  A NULL queue has no sender (a queue
+ * known lost before the start) unless a send function is set.  Nothing runs before start.
+ * @return TFQ_OK; TFQ_INVALID_ARGUMENT (p NULL, n 0); TFQ_RESOURCE_EXHAUSTED.
+ * Ownership: `p` and the queues borrowed until tfq_tf_dispatch_free() (the caller frees them
+ * after); *out freed with tfq_tf_dispatch_free().  Since: 0.3 */
+TFQ_API tfq_code tfq_tf_dispatch_new(tfq_pipeline *p, tfq_tf_queue *const *queues, size_t n,
+                                     tfq_tf_dispatch **out, tfq_status *st) TFQ_WARN_UNUSED;
+/* Frees (after tfq_tf_dispatch_join(), or without a start).  NULL: no-op.  Since: 0.3 */
+TFQ_API void tfq_tf_dispatch_free(tfq_tf_dispatch *d);
+/* Sender i's label, prefixed to its errors ("/job:worker/task:1 (h:p): <TF's message>").
+ * @return TFQ_OK, TFQ_INVALID_ARGUMENT (i >= n), TFQ_RESOURCE_EXHAUSTED.  Ownership: copied.
+ * Since: 0.3 */
+TFQ_API tfq_code tfq_tf_dispatch_set_label(tfq_tf_dispatch *d, size_t i, const char *label,
+                                           tfq_status *st) TFQ_WARN_UNUSED;
+/* One step of sender `sender`, called in a loop on that sender's thread until it returns
+ * anything but TFQ_OK (OUT_OF_RANGE: the sender ends cleanly; CANCELLED after a stop: cleanly;
+ * another code stops the dispatch with that error).  It takes batches with
+ * tfq_tf_dispatch_take() and enqueues them itself (counting them with tfq_tf_dispatch_count()):
+ * how tfq-feed --acks keys, keeps and re-sends its batches.  Default (fn NULL): take, enqueue
+ * into queue `sender`, count; OUT_OF_RANGE at the end of the input. */
+typedef tfq_code (*tfq_tf_send_fn)(void *ctx, size_t sender, tfq_cancel *cancel, tfq_status *st);
+/* Since: 0.3 */
+TFQ_API void tfq_tf_dispatch_set_send_fn(tfq_tf_dispatch *d, tfq_tf_send_fn fn, void *ctx);
+/* Checkpoints: every `every` batches (>= 1) the consumer thread saves the pipeline's state at
+ * the batch boundary (tfq_pipeline_save()) and calls fn(ctx, batches, state, len, st):
+ * `batches` is the number of the next batch (every batch numbered below it is in the state's
+ * past).  Not before the first batch nor after the end of the input.  A non-OK return stops the
+ * dispatch with that error.  Ownership: `state` passes to fn (free with tfq_free()).  Called on
+ * the consumer thread.  Since: 0.3 */
+typedef tfq_code (*tfq_tf_state_fn)(void *ctx, int64_t batches, char *state, size_t len,
+                                    tfq_status *st);
+/* Since: 0.3 */
+TFQ_API void tfq_tf_dispatch_set_state_fn(tfq_tf_dispatch *d, int64_t every, tfq_tf_state_fn fn,
+                                          void *ctx);
+/* The dispatch's coordinator: add LooperThreads to it (tfq_coord_loop), request a stop, wait
+ * for one.  Ownership: borrowed from `d`.  Since: 0.3 */
+TFQ_API tfq_coord *tfq_tf_dispatch_coord(tfq_tf_dispatch *d);
+/* Starts the consumer and the senders (threads registered with the coordinator).
+ * @return TFQ_OK; TFQ_FAILED_PRECONDITION (started already); TFQ_RESOURCE_EXHAUSTED (a stop is
+ *         requested).  Since: 0.3 */
+TFQ_API tfq_code tfq_tf_dispatch_start(tfq_tf_dispatch *d, tfq_status *st) TFQ_WARN_UNUSED;
+/* The next batch and its number, waiting up to timeout_us (< 0: without limit).
+ * @return TFQ_OK (*batch the caller's, tfq_tuple_free()); TFQ_OUT_OF_RANGE the input has ended
+ *         and every batch was taken; TFQ_CANCELLED a stop; TFQ_DEADLINE_EXCEEDED the limit.
+ * Thread-safety: any, concurrently (each batch goes to one caller).  Since: 0.3 */
+TFQ_API tfq_code tfq_tf_dispatch_take(tfq_tf_dispatch *d, int64_t timeout_us, tfq_tuple **batch,
+                                      int64_t *seq, tfq_status *st) TFQ_WARN_UNUSED;
+/* Counts one batch of `rows` rows enqueued by sender i (a send function's call).  Since: 0.3 */
+TFQ_API void tfq_tf_dispatch_count(tfq_tf_dispatch *d, size_t i, int64_t rows);
+/* Senders still running (0 once the input was delivered, or after a stop).  Since: 0.3 */
+TFQ_API int tfq_tf_dispatch_running(tfq_tf_dispatch *d);
+/* Joins every thread of the coordinator (grace_us after a stop; threads still blocked in a TF
+ * call then are left running) and returns the coordinator's error (TFQ_OK when none).
+ * Since: 0.3 */
+TFQ_API tfq_code tfq_tf_dispatch_join(tfq_tf_dispatch *d, int64_t grace_us,
+                                      tfq_status *st) TFQ_WARN_UNUSED;
+/* Rows and batches sender i enqueued; batches taken from the pipeline (the next batch's number).
+ * Since: 0.3 */
+TFQ_API int64_t tfq_tf_dispatch_rows(tfq_tf_dispatch *d, size_t i);
+TFQ_API int64_t tfq_tf_dispatch_batches(tfq_tf_dispatch *d, size_t i);
+TFQ_API int64_t tfq_tf_dispatch_taken(tfq_tf_dispatch *d);
 
 TFQ_EXTERN_C_END
 

@@ -240,12 +240,17 @@ tfq_code tfq_pipeline_save_file(tfq_pipeline *p, const char *path, tfq_status *s
   size_t n;
   tfq_code rc = tfq_pipeline_save(p, &s, &n, st);
   if (rc) return rc;
+  rc = tfq_pipeline_state_write_file(path, s, n, st);
+  tfq_free(s);
+  return rc;
+}
+
+tfq_code tfq_pipeline_state_write_file(const char *path, const void *state, size_t n,
+                                       tfq_status *st) {
+  const char *s = state;
   size_t pl = strlen(path);
   char *tmp = tfq_malloc(pl + 16);
-  if (!tmp) {
-    tfq_free(s);
-    return TFQ__OOM(st);
-  }
+  if (!tmp) return TFQ__OOM(st);
   /* one temporary name per state file: a save killed half-way leaves it, the next overwrites it */
   snprintf(tmp, pl + 16, "%s.tmp", path);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -266,7 +271,6 @@ tfq_code tfq_pipeline_save_file(tfq_pipeline *p, const char *path, tfq_status *s
     if (!err && rename(tmp, path) != 0) err = errno;
     if (err) unlink(tmp);
   }
-  tfq_free(s);
   tfq_free(tmp);
   if (err) return tfq_status_set(st, io_code(err), "%s; %s", path, strerror(err));
   /* the rename itself durable: fsync the directory */

@@ -7,12 +7,21 @@
                 least once, the duplicates are no more than the re-sent batches, and the feeders'
                 --stats report exactly the duplicate records this test counts from the workers'
                 training logs.
-  feeder-retry  feeder unit 0 is killed midway and run again as attempt 1 (a Spark task retry):
-                the queues close once (each worker ends on OutOfRange once), every record is
-                trained at least once, and the retry reports exactly the duplicate records (what
-                attempt 0 had trained, sent again).
+  feeder-retry  feeder unit 0 is killed midway (asserted: it was still running and the workers
+                had trained part of the data, not all) and run again as attempt 1 (a Spark task
+                retry): the queues close once (each worker ends on OutOfRange once), every record
+                is trained at least once, duplicates happened (a whole unit re-sent: more than
+                the batches in flight), and the retry reports exactly the duplicate records
+                (what attempt 0 had trained, sent again), counted from the workers' logs.
+  feeder-retry-checkpoint  the same with --checkpoint DIR on both attempts of unit 0: the retry
+                resumes from the state attempt 0 persisted (asserted: it says so, at a batch > 0)
+                and re-sends only what was not acknowledged: the duplicates, reported exactly,
+                are at most the batches in flight at the kill (the workers' queues, the batches
+                in the feeder's senders, and what was acknowledged since the last persisted
+                state, one acknowledgement poll).  Both figures are printed.
 
-    python tests/tf/test_feed_failover.py TFQ_FEED [--case lost-worker|feeder-retry]
+    python tests/tf/test_feed_failover.py TFQ_FEED [--case lost-worker|feeder-retry|
+                                                      feeder-retry-checkpoint]
 
 Exit 77 (meson's skip) when TensorFlow or tfq-feed is missing, unless CI=true.
 """
@@ -159,8 +168,8 @@ def stat(text, field):
     return int(m.group(1)) if m else None
 
 
-def feeder(exe, cl, files, d, shard, extra=()):
-    err = open(os.path.join(d, f"feeder{shard}.err"), "w+")
+def feeder(exe, cl, files, d, shard, extra=(), name=None):
+    err = open(os.path.join(d, f"{name or 'feeder%d' % shard}.err"), "w+")
     p = subprocess.Popen([exe, "--cluster", cl.spec, "--queue", "ff", "-d", SPEC, "-b", "500",
                           "--acks", "--stats", "-q", "--timeout-ms", "20000",
                           f"--shard={shard}/2", *extra, *files],
@@ -216,11 +225,20 @@ def lost_worker(exe, py, files, d):
     return fails
 
 
-def feeder_retry(exe, py, files, d):
+QUEUE_CAP = 8  # tfq-feed's default --queue-capacity in batches
+BATCH = 500
+
+
+def feeder_retry(exe, py, files, d, checkpoint=False):
     cl = Cluster(d, py, pace=0.004)
+    ck = []
+    if checkpoint:
+        ck = ["--checkpoint", os.path.join(d, "ck")]
+        os.mkdir(ck[1])
+    fails = []
     try:
         cl.wait_ready()
-        f0, e0 = feeder(exe, cl, files, d, 0, ["--attempt", "0"])
+        f0, e0 = feeder(exe, cl, files, d, 0, ["--attempt", "0", *ck])
         f1, e1 = feeder(exe, cl, files, d, 1)
         t0 = time.time()
         while time.time() - t0 < 60:  # kill unit 0 once the workers trained ~30% of the data
@@ -228,9 +246,15 @@ def feeder_retry(exe, py, files, d):
             if len(seen) > 0.3 * N:
                 break
             time.sleep(0.05)
+        alive = f0.poll() is None
         os.killpg(f0.pid, signal.SIGKILL)
         f0.wait()
-        f0b, e0b = feeder(exe, cl, files, d, 0, ["--attempt", "1"])
+        at_kill = len(read_logs(cl.logs)[0])
+        if not alive or not 0 < at_kill < 0.9 * N:
+            fails.append(f"the kill was not mid-run: feeder 0 running {alive}, {at_kill} of {N} "
+                         "ids trained at the kill")
+        e0b_name = "feeder0b" if not checkpoint else "feeder0c"
+        f0b, e0b = feeder(exe, cl, files, d, 0, ["--attempt", "1", *ck], name=e0b_name)
         (rc0, err0), (rc1, err1) = finish(f0b, e0b), finish(f1, e1)
         for w in cl.procs[1:]:
             try:
@@ -240,7 +264,6 @@ def feeder_retry(exe, py, files, d):
         seen, ended = read_logs(cl.logs)
     finally:
         cl.kill()
-    fails = []
     print(err0 + err1)
     if rc0 != 0 or rc1 != 0:
         fails.append(f"the retry and feeder 1 exited {rc0} {rc1}")
@@ -248,20 +271,44 @@ def feeder_retry(exe, py, files, d):
     if missing:
         fails.append(f"{len(missing)} ids never trained")
     dups = sum(c - 1 for c in seen.values() if c > 1)
-    reported = (stat(err0, "duplicates") or 0) + (stat(err1, "duplicates") or 0)
+    rep = [stat(err0, "duplicates"), stat(err1, "duplicates")]
+    if None in rep:
+        fails.append(f"a feeder printed no duplicates figure: {rep}")
+    reported = sum(r or 0 for r in rep)
     if reported != dups:
         fails.append(f"duplicates: reported {reported}, the workers' logs show {dups}")
     if ended != [True, True]:
         fails.append(f"both workers should end on OutOfRange once: {ended}")
-    print(f"feeder-retry: {len(seen)} ids trained, {dups} duplicates (reported {reported})",
-          flush=True)
+    # in flight at the kill: both workers' queues full, a batch in each sender, and what was
+    # acknowledged within one poll (250 ms) before the kill, bounded by the rate seen here
+    in_flight = (2 * QUEUE_CAP + 2) * BATCH
+    resumed = stat(err0, "resumed at batch")
+    name = "feeder-retry" + ("-checkpoint" if checkpoint else "")
+    if checkpoint:
+        if not resumed:
+            fails.append(f"the retry did not resume from a checkpoint (resumed at {resumed})")
+        # the acknowledgement poll persists a state every 250 ms: batches acknowledged after
+        # the last persisted state and before the kill are re-sent too
+        if dups > 2 * in_flight:
+            fails.append(f"{dups} duplicates with --checkpoint exceed the batches in flight "
+                         f"({in_flight} records, twice that with one poll's acknowledgements)")
+    elif dups <= in_flight:
+        fails.append(f"only {dups} duplicates without --checkpoint: the retry should re-send "
+                     "the whole unit's acknowledged part")
+    print(f"{name}: {len(seen)} ids trained, {at_kill} trained at the kill, {dups} duplicates "
+          f"(reported {reported}), resumed at batch {resumed}", flush=True)
+    FIGURES[name] = dups
     return fails
+
+
+FIGURES = {}
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("tfq_feed", nargs="?")
-    ap.add_argument("--case", choices=["lost-worker", "feeder-retry", "all"], default="all")
+    ap.add_argument("--case", choices=["lost-worker", "feeder-retry", "feeder-retry-checkpoint",
+                                       "all"], default="all")
     a = ap.parse_args()
     if not a.tfq_feed or not os.path.exists(a.tfq_feed):
         skip("tfq-feed was not built (it needs the TensorFlow bridge)")
@@ -279,12 +326,19 @@ def main():
                 for i in range(k, N, 4):
                     f.write(f"{i},{(i % 97) / 7:.3f},s{i % 13}\n")
             files.append(path)
-        cases = ["lost-worker", "feeder-retry"] if a.case == "all" else [a.case]
+        cases = (["lost-worker", "feeder-retry", "feeder-retry-checkpoint"] if a.case == "all"
+                 else [a.case])
         for c in cases:
             sub = os.path.join(d, c)
             os.mkdir(sub)
-            fn = lost_worker if c == "lost-worker" else feeder_retry
-            fails += [f"{c}: {m}" for m in fn(a.tfq_feed, py, files, sub)]
+            if c == "lost-worker":
+                fails += [f"{c}: {m}" for m in lost_worker(a.tfq_feed, py, files, sub)]
+            else:
+                fails += [f"{c}: {m}" for m in feeder_retry(a.tfq_feed, py, files, sub,
+                                                             c.endswith("checkpoint"))]
+    if FIGURES:
+        print("duplicates of the retried unit: " +
+              ", ".join(f"{k} {v} records" for k, v in FIGURES.items()), flush=True)
     for m in fails:
         print("FAIL " + m)
     print("OK" if not fails else f"{len(fails)} failure(s)")
