@@ -83,6 +83,20 @@ PyObject *tfqpy_tensor_wrap(tfq_tensor *t) {
   return (PyObject *)o;
 }
 
+PyObject *tfqpy_tuple_take(tfq_tuple *tup) {
+  size_t n = tfq_tuple_size(tup);
+  PyObject *res = PyTuple_New((Py_ssize_t)n);
+  for (size_t i = 0; res != NULL && i < n; i++) {
+    PyObject *t = tfqpy_tensor_wrap(tfq_tensor_ref(tfq_tuple_get(tup, i)));
+    if (t == NULL)
+      Py_CLEAR(res);
+    else
+      PyTuple_SetItem(res, (Py_ssize_t)i, t);
+  }
+  tfq_tuple_free(tup);
+  return res;
+}
+
 static void tensor_dealloc(PyObject *self) {
   tfqpy_tensor_object *o = (tfqpy_tensor_object *)self;
   PyTypeObject *tp = Py_TYPE(self);
@@ -224,6 +238,7 @@ static PyObject *version(PyObject *self, PyObject *unused) {
 static PyMethodDef module_methods[] = {
     {"_set_error_classes", set_error_classes, METH_O, "tfq.errors registers its classes."},
     {"version", version, METH_NOARGS, "libtfq's version string."},
+    {"decode_csv", tfqpy_decode_csv, METH_VARARGS, "tfq_decode_csv_lines: a tuple of Tensors."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT,

@@ -401,15 +401,8 @@ static PyObject *pipeline_next(PyObject *self, PyObject *unused) {
   } else if (c != TFQ_OK) {
     tfqpy_raise(st);
   } else {
-    size_t n = tfq_tuple_size(out);
-    res = PyTuple_New((Py_ssize_t)n);
-    for (size_t i = 0; res != NULL && i < n; i++) {
-      PyObject *t = tfqpy_tensor_wrap(tfq_tensor_ref(tfq_tuple_get(out, i)));
-      if (t == NULL)
-        Py_CLEAR(res);
-      else
-        PyTuple_SetItem(res, (Py_ssize_t)i, t);
-    }
+    res = tfqpy_tuple_take(out);
+    out = NULL;
   }
   tfq_tuple_free(out);
   tfq_status_free(st);

@@ -29,8 +29,14 @@ extern PyObject *tfqpy_pipeline_type;
 
 /* Wraps `t`, taking the caller's reference (freed here on failure). */
 PyObject *tfqpy_tensor_wrap(tfq_tensor *t);
+/* A Python tuple of Tensors for the slots of `tup`; takes (frees) `tup`.  NULL with an
+ * exception on failure. */
+PyObject *tfqpy_tuple_take(tfq_tuple *tup);
 int tfqpy_tensor_init_type(PyObject *module);
 int tfqpy_pipeline_init_type(PyObject *module);
+
+/* _tfq.decode_csv (ops.c). */
+PyObject *tfqpy_decode_csv(PyObject *self, PyObject *args);
 
 /* Raises the Python exception for a failed tfq call: the class registered for the code by
  * tfq.errors (_tfq._set_error_classes), called as TF's OpError is: cls(None, None, message);

@@ -10,10 +10,11 @@ classes; tfq.errors: TF's exception classes.  TensorFlow is not needed; numpy is
 from . import _tfq, errors
 from . import io
 from . import data
+from .ops import decode_csv
 
 _tfq._set_error_classes(dict(errors._CLASSES))
 
 __version__ = "0.1.0"
 library_version = _tfq.version()
 
-__all__ = ["data", "errors", "io", "library_version"]
+__all__ = ["data", "decode_csv", "errors", "io", "library_version"]

@@ -1,4 +1,5 @@
 from . import data as data, errors as errors, io as io
+from .ops import decode_csv as decode_csv
 
 __version__: str
 library_version: str
