@@ -58,7 +58,8 @@ static const char *buffer_format(tfq_dtype dt) {
     case TFQ_HALF: return "e";
     case TFQ_COMPLEX64: return "Zf";
     case TFQ_COMPLEX128: return "Zd";
-    default: return NULL; /* string; bfloat16 has no buffer format */
+    case TFQ_BFLOAT16: return "H"; /* no buffer format: its 16 bits, as uint16 */
+    default: return NULL;          /* string */
   }
 }
 
@@ -239,6 +240,8 @@ static PyMethodDef module_methods[] = {
     {"_set_error_classes", set_error_classes, METH_O, "tfq.errors registers its classes."},
     {"version", version, METH_NOARGS, "libtfq's version string."},
     {"decode_csv", tfqpy_decode_csv, METH_VARARGS, "tfq_decode_csv_lines: a tuple of Tensors."},
+    {"parse_example", tfqpy_parse_example, METH_VARARGS, "(keys, sparse flags, Tensors)"},
+    {"decode_raw", tfqpy_decode_raw, METH_VARARGS, "tfq_decode_raw: a Tensor [n, k]."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT,

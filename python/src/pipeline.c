@@ -127,9 +127,8 @@ static int default_tensor(PyObject *vals, tfq_dtype dt, tfq_tensor **out, tfq_st
   return 0;
 }
 
-/* features: a list of (key, kind 'fixed'|'var'|'seq', dtype code, shape tuple, values|None). */
-static int build_features(pipeline_object *o, PyObject *feats, tfq_status *st) {
-  if (tfq_example_config_new(&o->cfg, st) != TFQ_OK) return raise_st(st);
+int tfqpy_build_features(tfq_example_config **cfg, PyObject *feats, tfq_status *st) {
+  if (tfq_example_config_new(cfg, st) != TFQ_OK) return raise_st(st);
   Py_ssize_t n = PySequence_Size(feats);
   if (n < 0) return -1;
   for (Py_ssize_t i = 0; i < n; i++) {
@@ -168,12 +167,12 @@ static int build_features(pipeline_object *o, PyObject *feats, tfq_status *st) {
     if (vals != Py_None) rc = default_tensor(vals, (tfq_dtype)dtype, &def, st);
     if (rc == 0) {
       if (strcmp(kind, "var") == 0)
-        c = tfq_example_config_add_var_len(o->cfg, key, (tfq_dtype)dtype, st);
+        c = tfq_example_config_add_var_len(*cfg, key, (tfq_dtype)dtype, st);
       else if (strcmp(kind, "seq") == 0)
-        c = tfq_example_config_add_fixed_len_sequence(o->cfg, key, (tfq_dtype)dtype, dims, rank, 1,
+        c = tfq_example_config_add_fixed_len_sequence(*cfg, key, (tfq_dtype)dtype, dims, rank, 1,
                                                       def, st);
       else
-        c = tfq_example_config_add_fixed_len(o->cfg, key, (tfq_dtype)dtype, dims, rank, def, st);
+        c = tfq_example_config_add_fixed_len(*cfg, key, (tfq_dtype)dtype, dims, rank, def, st);
       if (c != TFQ_OK) {
         tfqpy_raise(st);
         rc = -1;
@@ -265,7 +264,7 @@ static int apply_options(pipeline_object *self, tfq_pipeline_options *o, PyObjec
   }
   x = PyDict_GetItemString(d, "features");
   if (x != NULL && x != Py_None) {
-    if (build_features(self, x, st) < 0) return -1;
+    if (tfqpy_build_features(&self->cfg, x, st) < 0) return -1;
     tfq_pipeline_options_set_features(o, self->cfg);
   }
   x = PyDict_GetItemString(d, "on_bad_record");

@@ -35,8 +35,14 @@ PyObject *tfqpy_tuple_take(tfq_tuple *tup);
 int tfqpy_tensor_init_type(PyObject *module);
 int tfqpy_pipeline_init_type(PyObject *module);
 
-/* _tfq.decode_csv (ops.c). */
+/* _tfq.decode_csv, parse_example, decode_raw (ops.c). */
 PyObject *tfqpy_decode_csv(PyObject *self, PyObject *args);
+PyObject *tfqpy_parse_example(PyObject *self, PyObject *args);
+PyObject *tfqpy_decode_raw(PyObject *self, PyObject *args);
+/* A config from a list of (key, kind 'fixed'|'var'|'seq', dtype code, shape tuple or None,
+ * flat default values or None), tfq.io's form (pipeline.c).  -1 with an exception; *cfg is
+ * then the caller's to free too. */
+int tfqpy_build_features(tfq_example_config **cfg, PyObject *feats, tfq_status *st);
 
 /* Raises the Python exception for a failed tfq call: the class registered for the code by
  * tfq.errors (_tfq._set_error_classes), called as TF's OpError is: cls(None, None, message);

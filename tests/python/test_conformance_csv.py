@@ -1,12 +1,11 @@
 """Differential conformance, decode_csv family: the same scenarios through tf.compat.v1
 (decode_csv, eager) and through tfq.decode_csv; values and dtypes, or the error class and
 message, must agree.  The count of scenarios is printed by pytest (one test each)."""
-import re
-
 import numpy as np
 import pytest
 
 import tfq
+from tfconform import compare
 
 D3 = [[0], [0.0], [""]]
 SCENARIOS = [
@@ -43,31 +42,16 @@ SCENARIOS = [
 ]
 
 
-def tf_message(e):
-    msg = e.message.split(" [Op:")[0]
-    return re.sub(r"^\{\{[^}]*\}\} ", "", msg)
-
-
 @pytest.mark.parametrize("name,records,defaults,kw", SCENARIOS, ids=[s[0] for s in SCENARIOS])
 def test_decode_csv_conformance(tf, name, records, defaults, kw):
     tf_defaults = [tf.constant(d) if isinstance(d, np.ndarray) else d for d in defaults]
-    try:
-        want = [np.asarray(t.numpy(), dtype=object if t.dtype == tf.string else None)
-                for t in tf.compat.v1.decode_csv(records, tf_defaults, **kw)]
-        want_err = None
-    except tf.errors.OpError as e:
-        want, want_err = None, e
-    try:
-        got = tfq.decode_csv(records, defaults, **kw)
-        got_err = None
-    except tfq.errors.OpError as e:
-        got, got_err = None, e
-    if want_err is not None:
-        assert got_err is not None, "TF raised %r, tfq returned %r" % (want_err, got)
-        assert type(got_err).__name__ == type(want_err).__name__
-        assert str(got_err) == tf_message(want_err)
+    r = compare(tf, lambda: [np.asarray(t.numpy(), dtype=object if t.dtype == tf.string
+                                        else None)
+                             for t in tf.compat.v1.decode_csv(records, tf_defaults, **kw)],
+                lambda: tfq.decode_csv(records, defaults, **kw))
+    if r is None:
         return
-    assert got_err is None, "tfq raised %r, TF returned %r" % (got_err, want)
+    want, got = r
     assert len(got) == len(want)
     for g, w in zip(got, want):
         assert g.dtype == w.dtype, (g.dtype, w.dtype)
