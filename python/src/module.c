@@ -258,7 +258,8 @@ PyMODINIT_FUNC PyInit__tfq(void);
 PyMODINIT_FUNC PyInit__tfq(void) {
   PyObject *m = PyModule_Create(&module_def);
   if (m == NULL) return NULL;
-  if (tfqpy_tensor_init_type(m) < 0 || tfqpy_pipeline_init_type(m) < 0) {
+  if (tfqpy_tensor_init_type(m) < 0 || tfqpy_pipeline_init_type(m) < 0 ||
+      tfqpy_queue_init_type(m) < 0) {
     Py_DECREF(m);
     return NULL;
   }

@@ -34,6 +34,7 @@ PyObject *tfqpy_tensor_wrap(tfq_tensor *t);
 PyObject *tfqpy_tuple_take(tfq_tuple *tup);
 int tfqpy_tensor_init_type(PyObject *module);
 int tfqpy_pipeline_init_type(PyObject *module);
+int tfqpy_queue_init_type(PyObject *module);
 
 /* _tfq.decode_csv, parse_example, decode_raw (ops.c). */
 PyObject *tfqpy_decode_csv(PyObject *self, PyObject *args);

@@ -11,10 +11,12 @@ from . import _tfq, errors
 from . import io
 from . import data
 from .ops import decode_csv
+from .queues import FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue
 
 _tfq._set_error_classes(dict(errors._CLASSES))
 
 __version__ = "0.1.0"
 library_version = _tfq.version()
 
-__all__ = ["data", "decode_csv", "errors", "io", "library_version"]
+__all__ = ["FIFOQueue", "PaddingFIFOQueue", "PriorityQueue", "QueueBase", "RandomShuffleQueue",
+           "data", "decode_csv", "errors", "io", "library_version"]

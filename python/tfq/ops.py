@@ -1,19 +1,11 @@
 """TF1's ops under their names, eager: tfq.decode_csv (tf.io.decode_csv / tf.compat.v1.decode_csv).
 Values are numpy arrays, as TF 2's eager .numpy() gives them; errors are tfq.errors classes with
 TF's messages."""
-from . import _tfq, errors
+from . import _tfq
+from .data import _numpy, errors
 
 # tfq_dtype codes (tfq/tensor.h)
 _CODES = {"float32": 1, "float64": 2, "int32": 3, "int64": 9, "string": 7}
-_np = None
-
-
-def _numpy():
-    global _np
-    if _np is None:
-        import numpy
-        _np = numpy
-    return _np
 
 
 def _column(d):
