@@ -1,0 +1,22 @@
+"""tfq: TensorFlow 1.x input pipelines in C, from Python (docs/python.md).
+
+    import tfq
+    for batch in tfq.data.csv("train.csv", header=True, batch_size=128, seed=1):
+        ...   # a dict of column name -> numpy array
+
+tfq.data: files -> shuffled batches (csv, text, tfrecord, examples); tfq.io: TF's feature
+classes; tfq.errors: TF's exception classes.  TensorFlow is not needed; numpy is (at run time).
+"""
+from . import _tfq, errors
+from . import io
+from . import data
+from .ops import decode_csv
+from .queues import FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue
+
+_tfq._set_error_classes(dict(errors._CLASSES))
+
+__version__ = "0.1.0"
+library_version = _tfq.version()
+
+__all__ = ["FIFOQueue", "PaddingFIFOQueue", "PriorityQueue", "QueueBase", "RandomShuffleQueue",
+           "data", "decode_csv", "errors", "io", "library_version"]

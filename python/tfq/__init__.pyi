@@ -1,0 +1,8 @@
+from . import data as data, errors as errors, io as io
+from .ops import decode_csv as decode_csv
+
+__version__: str
+library_version: str
+from .queues import (FIFOQueue as FIFOQueue, PaddingFIFOQueue as PaddingFIFOQueue,
+                     PriorityQueue as PriorityQueue, QueueBase as QueueBase,
+                     RandomShuffleQueue as RandomShuffleQueue)
