@@ -512,7 +512,9 @@ def wp_pipeline(run, build, data):
     for r in json_rows(out):
         if r.get("bench") == "pipeline":
             run.add(WP, r["impl"], "throughput", r["mb_per_s"], "MB/s",
-                    "tfq" if r["impl"].startswith("pl") else "peer",
+                    # pl-*: tfq_pipeline; new-*: today's tfq-cat; the rest: the baseline tfq-cat
+                    # built from an older commit (a reference: tfq itself, not a competitor)
+                    "tfq" if r["impl"].startswith(("pl", "new")) else "reference",
                     mb_per_s_cpu=r["mb_per_s_cpu"], mb_per_s_min=r["mb_per_s_min"],
                     mb_per_s_max=r["mb_per_s_max"], runs=r["runs"])
         elif r.get("bench") == "pipeline-target":
