@@ -162,8 +162,7 @@ static void *close_on_stop_main(void *arg) {
     if (tfq_coord_wait_for_stop(r->coord, 20000)) {
       struct tfq_status st;
       tfq_status_clear(&st);
-      if (tfq_queue_close(r->q, 1, NULL, TFQ_NO_TIMEOUT, &st)) { /* always OK, as TF's */
-      }
+      tfq_queue_close(r->q, 1, NULL, TFQ_NO_TIMEOUT, &st); /* always OK, as TF's */
       break;
     }
     tfq__lock(&r->mu);
