@@ -430,7 +430,8 @@ static void fail_unit(feed *f, tfq_coord *coord, int sig, tfq_status *st) {
   const char *session = state_task(f, device, sizeof device);
   snprintf(name, sizeof name, "%s_failed", o->queue);
   if (tfq_tf_done_fail(session, device, name, o->unit, msg,
-                       o->timeout_ms < 10000 ? o->timeout_ms : 10000, st) != TFQ_OK)
+                       o->timeout_ms > 0 && o->timeout_ms < 10000 ? o->timeout_ms : 10000,
+                       st) != TFQ_OK)
     warnx_("could not mark unit %" PRId64 " failed on %s: %s", o->unit, device,
            tfq_status_message(st));
 }
