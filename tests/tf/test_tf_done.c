@@ -117,6 +117,18 @@ static void test_concurrent(void) {
   tfq_status_free(st);
 }
 
+/* A MutableHashTableV2 int64 -> `value` by shared name on the ps, made by the test itself. */
+static TF_Operation *table_op(TF_Graph *g, const char *name, TF_DataType value, TF_Status *s) {
+  TF_OperationDescription *od = TF_NewOperation(g, "MutableHashTableV2", "t");
+  TF_SetDevice(od, g_device);
+  TF_SetAttrString(od, "shared_name", name, strlen(name));
+  TF_SetAttrType(od, "key_dtype", TF_INT64);
+  TF_SetAttrType(od, "value_dtype", value);
+  TF_Operation *t = TF_FinishOperation(od, s);
+  CHECK(TF_GetCode(s) == TF_OK, "%s", TF_Message(s));
+  return t;
+}
+
 static void test_refusals(void) {
   tfq_status *st = tfq_status_new();
   tfq_tf_done *d = (tfq_tf_done *)st;
@@ -132,14 +144,8 @@ static void test_refusals(void) {
   /* A table of the same name with other dtypes (int64 -> float), made by someone else. */
   TF_Graph *g = TF_NewGraph();
   TF_Status *s = TF_NewStatus();
-  TF_OperationDescription *od = TF_NewOperation(g, "MutableHashTableV2", "t");
-  TF_SetDevice(od, g_device);
-  TF_SetAttrString(od, "shared_name", "tfq_done_typed", 14);
-  TF_SetAttrType(od, "key_dtype", TF_INT64);
-  TF_SetAttrType(od, "value_dtype", TF_FLOAT);
-  TF_Operation *t = TF_FinishOperation(od, s);
-  CHECK(TF_GetCode(s) == TF_OK, "%s", TF_Message(s));
-  od = TF_NewOperation(g, "LookupTableSizeV2", "n");
+  TF_Operation *t = table_op(g, "tfq_done_typed", TF_FLOAT, s);
+  TF_OperationDescription *od = TF_NewOperation(g, "LookupTableSizeV2", "n");
   TF_SetDevice(od, g_device);
   TF_AddInput(od, (TF_Output){t, 0});
   TF_Operation *sz = TF_FinishOperation(od, s);
@@ -172,14 +178,8 @@ static void test_refusals(void) {
 static void read_failed(const char *name, int64_t *units, char msgs[][64], int64_t *n) {
   TF_Graph *g = TF_NewGraph();
   TF_Status *s = TF_NewStatus();
-  TF_OperationDescription *od = TF_NewOperation(g, "MutableHashTableV2", "t");
-  TF_SetDevice(od, g_device);
-  TF_SetAttrString(od, "shared_name", name, strlen(name));
-  TF_SetAttrType(od, "key_dtype", TF_INT64);
-  TF_SetAttrType(od, "value_dtype", TF_STRING);
-  TF_Operation *t = TF_FinishOperation(od, s);
-  CHECK(TF_GetCode(s) == TF_OK, "%s", TF_Message(s));
-  od = TF_NewOperation(g, "LookupTableExportV2", "x");
+  TF_Operation *t = table_op(g, name, TF_STRING, s);
+  TF_OperationDescription *od = TF_NewOperation(g, "LookupTableExportV2", "x");
   TF_SetDevice(od, g_device);
   TF_AddInput(od, (TF_Output){t, 0});
   TF_SetAttrType(od, "Tkeys", TF_INT64);
