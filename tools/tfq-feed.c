@@ -17,12 +17,13 @@
  * When the input ends, the feeder's unit is marked in a done set on the cluster (a
  * MutableHashTable NAME_done on /job:ps/task:0, or /job:worker/task:0 without a ps); whoever
  * completes it (--feeders units) closes every queue, so workers drain and stop on OutOfRange
- * exactly once, however the feeders start, finish or are retried.  With one feeder the queues are
- * closed at once.  --acks (feed_acks.c) keys, keeps and re-sends batches, and with --checkpoint
- * persists the pipeline's state once every batch before it is acknowledged.  Standard input
- * (Spark's RDD.pipe) is passed to the pipeline through a pipe by a pump thread (feed_stdin
- * below).  The cluster comes from --cluster or TF_CONFIG.  Public headers only; see
- * tools/tfq-feed.1 and docs/tf-bridge.md. */
+ * exactly once, however the feeders start, finish or are retried (a lone feeder marks its unit
+ * too).  A feeder that fails or is stopped closes nothing: it marks its unit in NAME_failed
+ * (fail_unit), which the workers turn into an error.  --acks (feed_acks.c) keys, keeps and re-sends
+ * batches, and with --checkpoint persists the pipeline's state once every batch before it is
+ * acknowledged.  Standard input (Spark's RDD.pipe) is passed to the pipeline through a pipe by a
+ * pump thread (feed_stdin below).  The cluster comes from --cluster or TF_CONFIG.  Public headers
+ * only; see tools/tfq-feed.1 and docs/tf-bridge.md. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -384,13 +385,14 @@ static const char *state_task(const feed *f, char *device, size_t cap) {
   return tfq_tf_cluster_target(f->cluster, job, task);
 }
 
-/* The end of this unit's input: mark it in the done set; close the queues when the set is full.
+/* The end of this unit's input: mark it in the done set (a lone feeder too: a worker waiting
+ * for the retry of a failed unit sees it complete there); close the queues when the set is full.
  * *closed tells whether this feeder closed them. */
 static tfq_code finish_unit(feed *f, int *closed, int64_t *ndone, tfq_status *st) {
   const options *o = f->o;
   *closed = 0;
   *ndone = 1;
-  if (o->feeders > 1) {
+  {
     char device[64], name[280];
     const char *session = state_task(f, device, sizeof device);
     snprintf(name, sizeof name, "%s_done", o->queue);
@@ -407,6 +409,31 @@ static tfq_code finish_unit(feed *f, int *closed, int64_t *ndone, tfq_status *st
   }
   *closed = 1;
   return close_targets(f, st);
+}
+
+/* A stop (an error, a signal) before the end of the input: the unit is marked failed in
+ * "<queue>_failed" (int64 unit -> string message, beside the done set) and the queues stay open,
+ * so no worker sees a clean OutOfRange with rows missing: tfq_feed_worker's guard turns the mark
+ * into an error, or waits for a retry of the unit that completes it.  A SIGKILL leaves no mark:
+ * the unit is simply never done, so nobody closes the queues. */
+static void fail_unit(feed *f, tfq_coord *coord, int sig, tfq_status *st) {
+  const options *o = f->o;
+  char device[64], name[280], msg[1400], why[1200];
+  if (sig)
+    snprintf(why, sizeof why, "stopped by signal %d (%s)", sig, strsignal(sig));
+  else if (tfq_coord_error(coord, st) != TFQ_OK)
+    one_line(tfq_status_message(st), why, sizeof why);
+  else
+    snprintf(why, sizeof why, "stopped before the end of its input");
+  snprintf(msg, sizeof msg, "tfq-feed unit %" PRId64 " (attempt %" PRId64 "): %s", o->unit,
+           o->attempt, why);
+  const char *session = state_task(f, device, sizeof device);
+  snprintf(name, sizeof name, "%s_failed", o->queue);
+  if (tfq_tf_done_fail(session, device, name, o->unit, msg,
+                       o->timeout_ms > 0 && o->timeout_ms < 10000 ? o->timeout_ms : 10000,
+                       st) != TFQ_OK)
+    warnx_("could not mark unit %" PRId64 " failed on %s: %s", o->unit, device,
+           tfq_status_message(st));
 }
 
 static int64_t rows_pushed(feed *f) {
@@ -530,10 +557,8 @@ int main(int argc, char **argv) {
     tfq_tf_dispatch_set_send_fn(f->d, acks_step, f);
     if (m->checkpoint) tfq_tf_dispatch_set_state_fn(f->d, m->checkpoint_every, acks_state, f);
   }
-  for (size_t i = 0; i < f->nt; i++)
-    /* One feeder alone: a stop (an error, a signal) closes its queues at once, which wakes an
-     * enqueue blocked on a full queue.  With several, the done set closes them. */
-    if (o->feeders == 1 && f->t[i].q && tfq_tf_queue_close_on_stop(f->t[i].q, coord, st)) die_oom();
+  /* A stop (an error, a signal) does not close the queues, lone feeder or not: it marks the
+   * unit failed (fail_unit); only a full done set closes them. */
   atomic_store(&g_dispatch, f->d);
   if (atomic_load(&g_signal)) leave(128 + atomic_load(&g_signal));
   f->t0 = now_s();
@@ -571,13 +596,17 @@ int main(int argc, char **argv) {
   double dt = now_s() - f->t0;
   int closed = 0;
   int64_t ndone = 0;
+  int failed = stopped;
   if (!stopped && (c = finish_unit(f, &closed, &ndone, st)) != TFQ_OK) {
+    failed = 1;
     if (tfq_coord_request_stop(coord, c, tfq_status_message(st)) != TFQ_OK) stopped = 1;
   }
   if (!tfq_coord_should_stop(coord) && tfq_coord_request_stop(coord, TFQ_OUT_OF_RANGE, "done")) {
     /* stopped meanwhile */
   }
-  tfq_code jc = tfq_tf_dispatch_join(f->d, 10000000, st);
+  if (failed || atomic_load(&g_signal)) fail_unit(f, coord, atomic_load(&g_signal), st);
+  /* a failed unit's senders may wait on full queues that nobody closes: a short join */
+  tfq_code jc = tfq_tf_dispatch_join(f->d, failed ? 1000000 : 10000000, st);
   if (!o->quiet && isatty(STDERR_FILENO)) fputs("\r\033[K", stderr);
   int sig = atomic_load(&g_signal);
   if (sig) leave(128 + sig);

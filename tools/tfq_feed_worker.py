@@ -16,7 +16,11 @@ drift apart:
   (--to workers --elements rows and --to ps --elements batches are built the same way.)
 
 At the end of the data the last of tfq-feed's ``--feeders`` closes every queue (a plain close):
-the workers drain what is left and then get ``tf.errors.OutOfRangeError``.
+the workers drain what is left and then get ``tf.errors.OutOfRangeError``.  Only then: a feeder
+that fails or is stopped marks its unit in ``<queue>_failed`` and leaves the queues open, and a
+SIGKILLed one never marks its unit done, so a clean OutOfRange means every unit sent all of its
+rows.  Run the steps through ``Guard`` to turn a failed unit (or, with ``stall_s``, a stalled
+feed) into ``FeedFailedError`` within a bounded time, or to wait ``retry_wait_s`` for a retry.
 
 A complete worker (TF_CONFIG in the environment, as TensorFlowOnSpark or a launcher sets it;
 ``sys.path`` must reach this file, e.g. ``sys.path.insert(0, "<tfq>/tools")``)::
@@ -38,7 +42,7 @@ A complete worker (TF_CONFIG in the environment, as TensorFlowOnSpark or a launc
             sess.run(tf.compat.v1.global_variables_initializer())
         while True:
             try:
-                sess.run(train)
+                sess.run(train)                  # or guard.run(sess, train): see Guard
             except tf.errors.OutOfRangeError:    # every feeder is done and the queue is drained
                 break
 
@@ -69,7 +73,8 @@ import tensorflow as tf
 
 __all__ = ["DEFAULT_QUEUE", "DEFAULT_BATCH_SIZE", "DEFAULT_CAPACITY_BATCHES", "parse_spec",
            "queue_name", "queue_device", "default_capacity", "make_queue", "dequeue",
-           "done_set", "tf_config", "start_server", "session_config"]
+           "done_set", "feed_state", "Guard", "FeedFailedError", "tf_config", "start_server",
+           "session_config"]
 
 DEFAULT_QUEUE = "tfq_feed"  # tfq-feed --queue
 DEFAULT_BATCH_SIZE = 1024  # tfq-feed -b
@@ -284,6 +289,106 @@ def done_set(queue=DEFAULT_QUEUE, device="/job:ps/task:0"):
         keys, _ = tf.raw_ops.LookupTableExportV2(table_handle=table, Tkeys=tf.int64,
                                                  Tvalues=tf.int64)
     return size, keys
+
+
+class FeedFailedError(RuntimeError):
+    """A feeder unit failed or was stopped (its mark in ``<queue>_failed``), or the feed stalled:
+    the input did not reach the workers whole, so the worker must not end as if it had."""
+
+
+def feed_state(queue=DEFAULT_QUEUE, device="/job:ps/task:0"):
+    """(done_units, failed_units, failed_messages): ops reading tfq-feed's job state on ``device``
+    (``/job:worker/task:0`` in a cluster without a ps), in the default graph.  ``<queue>_done`` is
+    a ``MutableHashTable`` int64 unit -> int64 1 (a unit whose input ended and was all sent);
+    ``<queue>_failed`` is a ``MutableHashTable`` int64 unit -> string message, written by a
+    feeder that met an error or a signal (SIGINT, SIGTERM, SIGHUP) before the end of its input
+    ("tfq-feed unit U (attempt A): MESSAGE").  A unit is failed while it is in the failed set and
+    not in the done set (a retry that completes it marks it done).  A SIGKILLed feeder writes
+    nothing: its unit is simply never done."""
+    with tf.device(device):
+        done = tf.raw_ops.MutableHashTableV2(key_dtype=tf.int64, value_dtype=tf.int64,
+                                             shared_name=f"{queue}_done")
+        failed = tf.raw_ops.MutableHashTableV2(key_dtype=tf.int64, value_dtype=tf.string,
+                                               shared_name=f"{queue}_failed")
+        done_units, _ = tf.raw_ops.LookupTableExportV2(table_handle=done, Tkeys=tf.int64,
+                                                       Tvalues=tf.int64)
+        units, messages = tf.raw_ops.LookupTableExportV2(table_handle=failed, Tkeys=tf.int64,
+                                                         Tvalues=tf.string)
+    return done_units, units, messages
+
+
+class Guard:
+    """Runs a worker's steps so that a failed feed ends in an error, within a bounded time.
+
+    ``target``: the session target (``server.target``); ``device``: where tfq-feed keeps the job
+    state (``/job:ps/task:0``, or ``/job:worker/task:0`` without a ps); ``queue``: its
+    ``--queue``.  ``guard.run(sess, fetches)`` is ``sess.run(fetches)`` with
+    ``RunOptions.timeout_in_ms = poll_ms``: while the queue is empty, every ``poll_ms`` the guard
+    reads the job state (its own graph and session, device filter ``device``) and raises
+    ``FeedFailedError`` with the feeder's message once a unit has been failed (and not done) for
+    ``retry_wait_s`` seconds (0, the default: at once; give the time your scheduler needs to retry
+    a unit, e.g. Spark's task retry, to let a retry complete the feed), or, with ``stall_s``, once
+    no step has completed for ``stall_s`` seconds while no feeder has closed the queues (a
+    SIGKILLed feeder leaves no mark).  ``tf.errors.OutOfRangeError`` still ends the loop: the
+    queues are closed only when every unit is done.
+
+    The timeout cancels a step waiting on the queue before it dequeued (a batch element is
+    dequeued whole or not at all), so use it with ``elements="batches"`` queues, and make
+    ``poll_ms`` longer than a training step.  Not for ``dequeue_up_to``/``dequeue_many`` of the
+    rows queue (see the module's note on timeouts)."""
+
+    def __init__(self, target, device="/job:ps/task:0", queue=DEFAULT_QUEUE, poll_ms=1000,
+                 retry_wait_s=0.0, stall_s=None):
+        import time
+        self._time = time.monotonic
+        self.poll_ms, self.retry_wait_s, self.stall_s = int(poll_ms), float(retry_wait_s), stall_s
+        self._graph = tf.Graph()
+        with self._graph.as_default():
+            self._state = feed_state(queue, device)
+        self._sess = tf.compat.v1.Session(target, graph=self._graph,
+                                          config=tf.compat.v1.ConfigProto(
+                                              device_filters=[device]))
+        self._options = tf.compat.v1.RunOptions(timeout_in_ms=self.poll_ms)
+        self._failed_since = None
+        self._last_step = self._time()
+
+    def run(self, sess, fetches, feed_dict=None):
+        """``sess.run(fetches, feed_dict)``, polling the job state while it waits (see the class)."""
+        while True:
+            try:
+                out = sess.run(fetches, feed_dict=feed_dict, options=self._options)
+                self._last_step = self._time()
+                return out
+            except tf.errors.DeadlineExceededError:
+                self.check()
+
+    def check(self):
+        """Raises FeedFailedError when the feed failed (see the class); else returns."""
+        try:
+            done, units, messages = self._sess.run(self._state)
+        except tf.errors.OpError as e:
+            raise FeedFailedError(f"the feed's state is unreachable ({e.message.splitlines()[0]}):"
+                                  " the feed cannot be known to be complete") from e
+        done = set(done.tolist())
+        failed = sorted((int(u), m.decode("utf-8", "replace"))
+                        for u, m in zip(units.tolist(), messages) if u not in done)
+        now = self._time()
+        if not failed:
+            self._failed_since = None
+        elif self._failed_since is None:
+            self._failed_since = now
+        if failed and now - self._failed_since >= self.retry_wait_s:
+            wait = (f" (no retry completed it within {self.retry_wait_s:g} s)"
+                    if self.retry_wait_s else "")
+            raise FeedFailedError("; ".join(m for _, m in failed) + wait)
+        if self.stall_s is not None and now - self._last_step >= float(self.stall_s):
+            raise FeedFailedError(
+                f"no data for {float(self.stall_s):g} s and the feed is not finished (units "
+                f"done: {sorted(done) or 'none'}): a feeder was killed without a mark (SIGKILL) "
+                "or is stuck")
+
+    def close(self):
+        self._sess.close()
 
 
 def tf_config(text=None):

@@ -568,6 +568,22 @@ TFQ_API tfq_code tfq_tf_done_list(tfq_tf_done *d, int64_t **units, int64_t *n,
 TFQ_API tfq_code tfq_tf_done_find(tfq_tf_done *d, const int64_t *keys, int64_t n, int64_t *values,
                                   tfq_status *st) TFQ_WARN_UNUSED;
 
+/* Marks `unit` FAILED in the failed set `shared_name` (tfq-feed: "<queue>_failed", beside the
+ * done set "<queue>_done"): a MutableHashTableV2 int64 unit -> string message on `device`, one
+ * LookupTableInsertV2([unit], [message]) in a session of its own on `target`.  A later mark of the
+ * same unit replaces the message; a unit counts as failed while it is in this set and not in the
+ * done set (a retry that completes marks it done, the failed mark stays as history).  Workers
+ * read it with LookupTableExportV2 (Tkeys int64, Tvalues string).  `timeout_ms` > 0 bounds the
+ * session's creation and the run.
+ * @return TFQ_OK; TFQ_INVALID_ARGUMENT (empty shared_name, unit < 0, message NULL, or TF's error
+ *         for a table of that name with other dtypes); TensorFlow's codes (UNAVAILABLE,
+ *         DEADLINE_EXCEEDED); TFQ_RESOURCE_EXHAUSTED.
+ * Ownership: strings borrowed for the call.  Thread-safety: any thread, concurrently.
+ * Since: 0.3 */
+TFQ_API tfq_code tfq_tf_done_fail(const char *target, const char *device, const char *shared_name,
+                                  int64_t unit, const char *message, int64_t timeout_ms,
+                                  tfq_status *st) TFQ_WARN_UNUSED;
+
 /* ---- feeding a cluster from a tfq_pipeline ----------------------------------------------------
  * tfq_tf_dispatch moves a tfq_pipeline's batches into TF queues on a cluster: one consumer thread
  * calls tfq_pipeline_next() (a pipeline has one consumer) and hands each batch over, one batch

@@ -34,6 +34,17 @@ static TF_Operation *placeholder(TF_Graph *g, const char *name, const int64_t *d
   return finish_op(od, device, s);
 }
 
+/* A Const holding `t` (deleted here). */
+static TF_Operation *const_op(TF_Graph *g, const char *name, TF_Tensor *t, const char *device,
+                              TF_Status *s) {
+  TF_OperationDescription *od = TF_NewOperation(g, "Const", name);
+  TF_SetAttrType(od, "dtype", TF_TensorType(t));
+  TF_SetAttrTensor(od, "value", t, s);
+  TF_DeleteTensor(t);
+  if (TF_GetCode(s) != TF_OK) return NULL;
+  return finish_op(od, device, s);
+}
+
 /* An int64 Const of shape dims[0..rank) (at most one element) holding v.  NULL with `s` set;
  * *oom set when the tensor could not be allocated. */
 static TF_Operation *const_i64(TF_Graph *g, const char *name, int64_t v, const int64_t *dims,
@@ -44,12 +55,7 @@ static TF_Operation *const_i64(TF_Graph *g, const char *name, int64_t v, const i
     return NULL;
   }
   *(int64_t *)TF_TensorData(t) = v;
-  TF_OperationDescription *od = TF_NewOperation(g, "Const", name);
-  TF_SetAttrType(od, "dtype", TF_INT64);
-  TF_SetAttrTensor(od, "value", t, s);
-  TF_DeleteTensor(t);
-  if (TF_GetCode(s) != TF_OK) return NULL;
-  return finish_op(od, device, s);
+  return const_op(g, name, t, device, s);
 }
 
 static tfq_code build(tfq_tf_done *d, const char *device, const char *shared_name, tfq_status *st) {
@@ -252,5 +258,76 @@ tfq_code tfq_tf_done_find(tfq_tf_done *d, const int64_t *keys, int64_t n, int64_
     }
   }
   if (r) TF_DeleteTensor(r);
+  return c;
+}
+
+/* The failed marks: a MutableHashTableV2 int64 -> string, one Insert of [unit] -> [message]. */
+static TF_Operation *const_string(TF_Graph *g, const char *name, const char *v, const char *device,
+                                  TF_Status *s, int *oom) {
+  int64_t dim1[1] = {1};
+  TF_Tensor *t = TF_AllocateTensor(TF_STRING, dim1, 1, sizeof(TF_TString));
+  if (!t) {
+    *oom = 1;
+    return NULL;
+  }
+  TF_TString *p = (TF_TString *)TF_TensorData(t);
+  TF_StringInit(p);
+  TF_StringCopy(p, v, strlen(v));
+  return const_op(g, name, t, device, s);
+}
+
+static TF_Operation *build_fail(TF_Graph *g, const char *device, const char *shared_name,
+                                int64_t unit, const char *message, TF_Status *s, int *oom) {
+  TF_OperationDescription *od = TF_NewOperation(g, "MutableHashTableV2", "tfq_failed_table");
+  TF_SetAttrString(od, "container", "", 0);
+  TF_SetAttrString(od, "shared_name", shared_name, strlen(shared_name));
+  TF_SetAttrBool(od, "use_node_name_sharing", 0);
+  TF_SetAttrType(od, "key_dtype", TF_INT64);
+  TF_SetAttrType(od, "value_dtype", TF_STRING);
+  TF_Operation *table = finish_op(od, device, s), *key, *msg;
+  int64_t dim1[1] = {1};
+  if (!table || !(key = const_i64(g, "tfq_failed_unit", unit, dim1, 1, device, s, oom)) ||
+      !(msg = const_string(g, "tfq_failed_message", message, device, s, oom)))
+    return NULL;
+  od = TF_NewOperation(g, "LookupTableInsertV2", "tfq_failed_insert");
+  TF_AddInput(od, (TF_Output){table, 0});
+  TF_AddInput(od, (TF_Output){key, 0});
+  TF_AddInput(od, (TF_Output){msg, 0});
+  return finish_op(od, device, s);
+}
+
+tfq_code tfq_tf_done_fail(const char *target, const char *device, const char *shared_name,
+                          int64_t unit, const char *message, int64_t timeout_ms, tfq_status *st) {
+  if (!shared_name || !*shared_name || unit < 0 || !message)
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                          "A failed mark needs a shared name, a unit >= 0 and a message");
+  TF_Status *s = TF_NewStatus();
+  TF_Graph *g = TF_NewGraph();
+  int oom = 0;
+  TF_Buffer *ro = tfq__tf_run_options(timeout_ms, &oom);
+  TF_Session *session = NULL;
+  tfq_code c = TFQ_OK;
+  if (!s || !g || oom) {
+    c = tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "out of memory");
+    goto done;
+  }
+  TF_Operation *insert = build_fail(g, device, shared_name, unit, message, s, &oom);
+  if (!insert) {
+    c = oom ? tfq_status_set(st, TFQ_RESOURCE_EXHAUSTED, "out of memory")
+            : tfq_tf_status_copy(s, st);
+    goto done;
+  }
+  if ((c = tfq__tf_new_session(g, target, device, NULL, 0, timeout_ms, &session, st))) goto done;
+  const TF_Operation *targets[1] = {insert};
+  c = tfq__tf_run(session, ro, NULL, NULL, 0, NULL, NULL, 0, targets, 1, st);
+done:
+  if (session && s) {
+    TF_CloseSession(session, s);
+    TF_DeleteSession(session, s);
+  }
+  if (g) TF_DeleteGraph(g);
+  if (ro) TF_DeleteBuffer(ro);
+  if (s) TF_DeleteStatus(s);
+  if (!c) tfq_status_clear(st);
   return c;
 }

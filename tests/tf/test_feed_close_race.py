@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 
-from test_feed_failover import free_ports, skip  # this directory is on sys.path
+from test_feed_failover import forked_worker_setup, free_ports, report  # on sys.path
 
 ROWS = 2000
 SPEC = "int64,float32:0"
@@ -122,17 +122,7 @@ def main():
     ap.add_argument("tfq_feed", nargs="?")
     ap.add_argument("--rounds", type=int, default=50)
     a = ap.parse_args()
-    if not a.tfq_feed or not os.path.exists(a.tfq_feed):
-        skip("tfq-feed was not built (it needs the TensorFlow bridge)")
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
-    try:
-        import tensorflow as tf
-    except ImportError:
-        skip("TensorFlow is not importable by " + sys.executable)
-    tf.compat.v1.disable_eager_execution()
-    sys.path.insert(0, TOOLS)
-    import tfq_feed_worker as tfw
+    tf, tfw = forked_worker_setup(a.tfq_feed, TOOLS)
     fails, gone = [], 0
     with tempfile.TemporaryDirectory() as d:
         files = []
@@ -149,10 +139,7 @@ def main():
             gone += g
         dt = time.monotonic() - t0
     print(f"{a.rounds} rounds in {dt:.0f} s: closes that met a gone worker {gone}", flush=True)
-    for m in fails:
-        print("FAIL " + m)
-    print("OK" if not fails else f"{len(fails)} failure(s)")
-    return 1 if fails else 0
+    return report(fails)
 
 
 if __name__ == "__main__":

@@ -47,6 +47,31 @@ def skip(msg):
     sys.exit(77)
 
 
+def report(fails):
+    """Prints each failure and the verdict; the exit code (0 or 1)."""
+    for m in fails:
+        print("FAIL " + m)
+    print("OK" if not fails else f"{len(fails)} failure(s)")
+    return 1 if fails else 0
+
+
+def forked_worker_setup(exe, tools):
+    """For tests that fork their worker tasks from this process: skips (77, or a failure under
+    CI=true) without tfq-feed or TensorFlow; returns (tf, tfq_feed_worker) in graph mode."""
+    if not exe or not os.path.exists(exe):
+        skip("tfq-feed was not built (it needs the TensorFlow bridge)")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+    try:
+        import tensorflow as tf
+    except ImportError:
+        skip("TensorFlow is not importable by " + sys.executable)
+    tf.compat.v1.disable_eager_execution()
+    sys.path.insert(0, tools)
+    import tfq_feed_worker as tfw
+    return tf, tfw
+
+
 def free_ports(n):
     socks = [socket.socket() for _ in range(n)]
     for s in socks:
@@ -339,10 +364,7 @@ def main():
     if FIGURES:
         print("duplicates of the retried unit: " +
               ", ".join(f"{k} {v} records" for k, v in FIGURES.items()), flush=True)
-    for m in fails:
-        print("FAIL " + m)
-    print("OK" if not fails else f"{len(fails)} failure(s)")
-    return 1 if fails else 0
+    return report(fails)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@
  *    mark sees a size in [1, 4], at least one sees 4, the count is 4;
  *  - a re-mark of unit 2 (a retried unit) sees 4 and leaves the count at 4; the list is 0..3;
  *  - a late handle (opened after the marks) sees the same table; a fresh name starts empty;
- *  - refusals: a negative unit, an empty name, a table of that name with other dtypes. */
+ *  - refusals: a negative unit, an empty name, a table of that name with other dtypes;
+ *  - the failed set: a second mark of a unit replaces its message, read back by a graph of the
+ *    test's own (LookupTableExportV2); a negative unit and a table of other dtypes refused. */
 #include <pthread.h>
 #include <string.h>
 
@@ -115,6 +117,18 @@ static void test_concurrent(void) {
   tfq_status_free(st);
 }
 
+/* A MutableHashTableV2 int64 -> `value` by shared name on the ps, made by the test itself. */
+static TF_Operation *table_op(TF_Graph *g, const char *name, TF_DataType value, TF_Status *s) {
+  TF_OperationDescription *od = TF_NewOperation(g, "MutableHashTableV2", "t");
+  TF_SetDevice(od, g_device);
+  TF_SetAttrString(od, "shared_name", name, strlen(name));
+  TF_SetAttrType(od, "key_dtype", TF_INT64);
+  TF_SetAttrType(od, "value_dtype", value);
+  TF_Operation *t = TF_FinishOperation(od, s);
+  CHECK(TF_GetCode(s) == TF_OK, "%s", TF_Message(s));
+  return t;
+}
+
 static void test_refusals(void) {
   tfq_status *st = tfq_status_new();
   tfq_tf_done *d = (tfq_tf_done *)st;
@@ -130,14 +144,8 @@ static void test_refusals(void) {
   /* A table of the same name with other dtypes (int64 -> float), made by someone else. */
   TF_Graph *g = TF_NewGraph();
   TF_Status *s = TF_NewStatus();
-  TF_OperationDescription *od = TF_NewOperation(g, "MutableHashTableV2", "t");
-  TF_SetDevice(od, g_device);
-  TF_SetAttrString(od, "shared_name", "tfq_done_typed", 14);
-  TF_SetAttrType(od, "key_dtype", TF_INT64);
-  TF_SetAttrType(od, "value_dtype", TF_FLOAT);
-  TF_Operation *t = TF_FinishOperation(od, s);
-  CHECK(TF_GetCode(s) == TF_OK, "%s", TF_Message(s));
-  od = TF_NewOperation(g, "LookupTableSizeV2", "n");
+  TF_Operation *t = table_op(g, "tfq_done_typed", TF_FLOAT, s);
+  TF_OperationDescription *od = TF_NewOperation(g, "LookupTableSizeV2", "n");
   TF_SetDevice(od, g_device);
   TF_AddInput(od, (TF_Output){t, 0});
   TF_Operation *sz = TF_FinishOperation(od, s);
@@ -165,6 +173,61 @@ static void test_refusals(void) {
   tfq_status_free(st);
 }
 
+/* The failed set (tfq_tf_done_fail): unit -> message, read back here with LookupTableExportV2
+ * through a graph of the test's own, as a worker reads it. */
+static void read_failed(const char *name, int64_t *units, char msgs[][64], int64_t *n) {
+  TF_Graph *g = TF_NewGraph();
+  TF_Status *s = TF_NewStatus();
+  TF_Operation *t = table_op(g, name, TF_STRING, s);
+  TF_OperationDescription *od = TF_NewOperation(g, "LookupTableExportV2", "x");
+  TF_SetDevice(od, g_device);
+  TF_AddInput(od, (TF_Output){t, 0});
+  TF_SetAttrType(od, "Tkeys", TF_INT64);
+  TF_SetAttrType(od, "Tvalues", TF_STRING);
+  TF_Operation *x = TF_FinishOperation(od, s);
+  CHECK(TF_GetCode(s) == TF_OK, "%s", TF_Message(s));
+  TF_SessionOptions *so = TF_NewSessionOptions();
+  TF_SetTarget(so, g_target);
+  TF_Session *sess = TF_NewSession(g, so, s);
+  CHECK(TF_GetCode(s) == TF_OK, "%s", TF_Message(s));
+  TF_Output outs[2] = {{x, 0}, {x, 1}};
+  TF_Tensor *r[2] = {NULL, NULL};
+  TF_SessionRun(sess, NULL, NULL, NULL, 0, outs, r, 2, NULL, 0, NULL, s);
+  CHECK(TF_GetCode(s) == TF_OK, "%s", TF_Message(s));
+  *n = TF_Dim(r[0], 0);
+  const TF_TString *v = TF_TensorData(r[1]);
+  for (int64_t i = 0; i < *n && i < 4; i++) {
+    units[i] = ((const int64_t *)TF_TensorData(r[0]))[i];
+    snprintf(msgs[i], 64, "%.*s", (int)TF_StringGetSize(&v[i]), TF_StringGetDataPointer(&v[i]));
+  }
+  TF_DeleteTensor(r[0]);
+  TF_DeleteTensor(r[1]);
+  TF_CloseSession(sess, s);
+  TF_DeleteSession(sess, s);
+  TF_DeleteSessionOptions(so);
+  TF_DeleteGraph(g);
+  TF_DeleteStatus(s);
+}
+
+static void test_failed(void) {
+  tfq_status *st = tfq_status_new();
+  CHECK_OK(tfq_tf_done_fail(g_target, g_device, "tfq_failed", 3, "first", 30000, st), st);
+  CHECK_OK(tfq_tf_done_fail(g_target, g_device, "tfq_failed", 3, "unit 3: a, b", 30000, st), st);
+  int64_t units[4], n = -1;
+  char msgs[4][64];
+  read_failed("tfq_failed", units, msgs, &n);
+  CHECK(n == 1 && units[0] == 3 && strcmp(msgs[0], "unit 3: a, b") == 0,
+        "failed set: %lld entries, unit %lld '%s'", (long long)n, (long long)units[0], msgs[0]);
+  CHECK(tfq_tf_done_fail(g_target, g_device, "tfq_failed", -1, "x", 0, st) == TFQ_INVALID_ARGUMENT,
+        "negative unit");
+  /* the done set's int64 table under that name: TF's dtype conflict */
+  tfq_code c = tfq_tf_done_fail(g_target, g_device, "tfq_done_typed", 0, "x", 30000, st);
+  CHECK(c == TFQ_INVALID_ARGUMENT, "dtype mismatch not reported: %s", tfq_code_name(c));
+  printf("done: failed set holds unit 3 -> '%s'; a float-valued table -> %s\n", msgs[0],
+         tfq_code_name(c));
+  tfq_status_free(st);
+}
+
 int main(void) {
   tfq_status *st = tfq_status_new();
   char cluster[64];
@@ -175,6 +238,7 @@ int main(void) {
   test_sequential();
   test_concurrent();
   test_refusals();
+  test_failed();
   tfq_tf_server_free(srv);
   tfq_status_free(st);
   printf("done: PASS\n");
