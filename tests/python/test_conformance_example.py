@@ -142,3 +142,15 @@ def test_sparse_feature_conformance(tf, name, recs, args):
         lambda: tfq.io.parse_example(records, {"sp": tfq.io.SparseFeature(ik, vk, dt, size, srt)}))
     if r is not None:
         same(r[0]["sp"], r[1]["sp"])
+
+
+@pytest.mark.parametrize("name,recs,args", SPARSE, ids=[s[0] for s in SPARSE])
+def test_sparse_feature_single_conformance(tf, name, recs, args):
+    record = ex(tf, **recs[0])
+    ik, vk, dt, size, srt = args
+    r = compare(tf, lambda: tf.compat.v1.io.parse_single_example(
+        record, {"sp": tf.io.SparseFeature(ik, vk, getattr(tf, dt), size, srt)}),
+        lambda: tfq.io.parse_single_example(
+            record, {"sp": tfq.io.SparseFeature(ik, vk, dt, size, srt)}))
+    if r is not None:
+        same(r[0]["sp"], r[1]["sp"])
