@@ -1,9 +1,9 @@
 """One task of the example cluster, in tf.compat.v1 graph mode.  The task comes from TF_CONFIG
-(as TensorFlowOnSpark or any launcher sets it), read with tools/tfq_feed_worker.py:
+(as TensorFlowOnSpark or any launcher sets it), read with tfq.cluster (the installed package):
 
   ps      serves: the model variables w[4], b, tfq-feed's done set, and (--topology ps) the
           shared per-row queue.
-  worker  builds its side of tfq-feed's queue with tfq_feed_worker, dequeues until
+  worker  builds its side of tfq-feed's queue with tfq.cluster, dequeues until
           OutOfRangeError and trains the linear model y = x.w + b by SGD; the variables live on
           the ps, so the workers train one model asynchronously.  Worker 0 is the chief: it
           initialises the variables and, once every worker is done, writes model.json.
@@ -25,11 +25,9 @@ import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools"))
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
-import tfq_feed_worker as tfw  # noqa: E402
+import tfq.cluster as tfw  # noqa: E402  (installed: pip install . / scripts/setup)
 
 # The columns of data.csv / part-*.csv, as tfq-feed's -d: id, x0..x3, y.
 SPEC = "int64,float32,float32,float32,float32,float32"

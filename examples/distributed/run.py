@@ -136,6 +136,10 @@ def main():
             raise ImportError("tensorflow")
     except ImportError as e:
         skip(f"{e}: run this with the project venv (.venv/bin/python; scripts/setup installs it)")
+    if importlib.util.find_spec("tfq") is None or importlib.util.find_spec("tfq.cluster") is None:
+        # node.py imports tfq.cluster: the package tfq, installed as every cluster user has it
+        skip("the package tfq (with tfq.cluster) is not installed: pip install . from the source "
+             "tree, or scripts/setup, which installs it into .venv")
     if library:
         feeder = a.feeder
         if not os.path.exists(feeder):

@@ -1,5 +1,5 @@
 """One TensorFlow task of the Spark example, in tf.compat.v1 graph mode: what TensorFlowOnSpark
-calls the ``main_fun`` of a node.  A barrier task of examples/spark/tfq_spark.py starts it as a
+calls the ``main_fun`` of a node.  A barrier task of tfq.spark (the installed package) starts it as a
 child process and talks to it over standard input and output, one line at a time:
 
     task -> node   the node's TF_CONFIG (a JSON object on one line), sent once the barrier
@@ -30,14 +30,9 @@ import threading
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-HERE = os.path.dirname(os.path.abspath(__file__))
-# tfq_feed_worker.py sits beside this file when Spark ships both (SparkContext.addFile); in the
-# source tree it is in tools/.
-sys.path.insert(0, HERE)
-sys.path.insert(1, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools"))
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
-import tfq_feed_worker as tfw  # noqa: E402
+import tfq.cluster as tfw  # noqa: E402  (installed: pip install . / scripts/setup)
 
 # The columns of the example's CSV files, as tfq-feed's -d: id, x0..x3, y.
 SPEC = "int64,float32,float32,float32,float32,float32"

@@ -32,6 +32,7 @@ import time
 import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+NODE_PY = os.path.join(HERE, "node.py")  # started by each barrier task (tfq.spark.ship)
 ROOT = os.path.dirname(os.path.dirname(HERE))
 W_TRUE = [0.5, -1.25, 2.0, 0.75]
 B_TRUE = 0.3
@@ -52,6 +53,11 @@ def check_requirements(tfq_feed):
         if importlib.util.find_spec(mod) is None:
             skip(f"no Python module {mod}: run this with the project venv (.venv/bin/python); "
                  "scripts/setup installs tensorflow-cpu and pyspark")
+    try:
+        import tfq.spark  # noqa: F401  (the driver's side; the executors import it too)
+    except ImportError as e:
+        skip(f"the package tfq (with tfq.spark) is not installed ({e}): pip install . from the "
+             "source tree, or scripts/setup, which installs it into .venv")
     java_home = os.environ.get("JAVA_HOME")
     if not shutil.which("java") and not (java_home and os.access(
             os.path.join(java_home, "bin", "java"), os.X_OK)):
@@ -119,9 +125,8 @@ def main():
     tfq_feed = os.path.abspath(tfq_feed) if tfq_feed else None
     check_requirements(tfq_feed)
     on_sigterm()
-    sys.path.insert(0, HERE)
     import numpy as np
-    import tfq_spark as ts
+    import tfq.spark as ts  # the installed package (pip install . / scripts/setup)
 
     t0 = time.time()
     deadline = t0 + a.timeout
@@ -140,7 +145,7 @@ def main():
     ok, results, pipe_lines, times = False, None, [], {}
     try:
         sc = ts.spark_context(a.master, work, "tfq-spark-example")
-        ts.ship(sc)
+        ts.ship(sc, NODE_PY)
         times["context"] = time.time() - t0
         n_exec = executors_of(a.master)
         if n_exec and not ts.wait_executors(sc, n_exec, max(10, deadline - time.time())):

@@ -127,6 +127,42 @@ static int default_tensor(PyObject *vals, tfq_dtype dt, tfq_tensor **out, tfq_st
   return 0;
 }
 
+/* A SparseFeature: `extra` is (index_keys, value_key, already_sorted), the sizes the shape.
+ * 0, or -1 with an exception. */
+static int add_sparse(tfq_example_config *cfg, const char *key, tfq_dtype dtype,
+                      const int64_t *dims, int rank, PyObject *extra, tfq_status *st) {
+  PyObject *index_keys;
+  const char *value_key;
+  int sorted = 0;
+  if (!PyArg_ParseTuple(extra, "Osp", &index_keys, &value_key, &sorted)) return -1;
+  Py_ssize_t n = PySequence_Size(index_keys);
+  if (n < 0) return -1;
+  if (n > TFQ_MAX_RANK || n != rank) {
+    PyErr_SetString(PyExc_ValueError, "SparseFeature: one size per index key");
+    return -1;
+  }
+  const char *names[TFQ_MAX_RANK];
+  PyObject *items[TFQ_MAX_RANK];
+  Py_ssize_t got = 0;
+  int rc = 0;
+  for (; got < n; got++) {
+    items[got] = PySequence_GetItem(index_keys, got);
+    names[got] = items[got] ? PyUnicode_AsUTF8AndSize(items[got], NULL) : NULL;
+    if (names[got] == NULL) {
+      Py_XDECREF(items[got]);
+      rc = -1;
+      break;
+    }
+  }
+  if (rc == 0 && tfq_example_config_add_sparse(cfg, key, names, (size_t)n, value_key, dtype, dims,
+                                               sorted, st) != TFQ_OK) {
+    tfqpy_raise(st);
+    rc = -1;
+  }
+  for (Py_ssize_t k = 0; k < got; k++) Py_DECREF(items[k]);
+  return rc;
+}
+
 int tfqpy_build_features(tfq_example_config **cfg, PyObject *feats, tfq_status *st) {
   if (tfq_example_config_new(cfg, st) != TFQ_OK) return raise_st(st);
   Py_ssize_t n = PySequence_Size(feats);
@@ -164,9 +200,12 @@ int tfqpy_build_features(tfq_example_config **cfg, PyObject *feats, tfq_status *
     tfq_tensor *def = NULL;
     tfq_code c = TFQ_OK;
     int rc = 0;
-    if (vals != Py_None) rc = default_tensor(vals, (tfq_dtype)dtype, &def, st);
+    if (vals != Py_None && strcmp(kind, "sparse") != 0)
+      rc = default_tensor(vals, (tfq_dtype)dtype, &def, st);
     if (rc == 0) {
-      if (strcmp(kind, "var") == 0)
+      if (strcmp(kind, "sparse") == 0)
+        rc = add_sparse(*cfg, key, (tfq_dtype)dtype, dims, rank, vals, st);
+      else if (strcmp(kind, "var") == 0)
         c = tfq_example_config_add_var_len(*cfg, key, (tfq_dtype)dtype, st);
       else if (strcmp(kind, "seq") == 0)
         c = tfq_example_config_add_fixed_len_sequence(*cfg, key, (tfq_dtype)dtype, dims, rank, 1,

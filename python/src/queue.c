@@ -307,8 +307,19 @@ static PyType_Slot queue_slots[] = {{Py_tp_new, (void *)queue_new},
 static PyType_Spec queue_spec = {"tfq._tfq.Queue", sizeof(queue_object), 0, Py_TPFLAGS_DEFAULT,
                                  queue_slots};
 
+static PyObject *queue_type = NULL;
+
+tfq_queue *tfqpy_queue_get(PyObject *obj) {
+  if (queue_type == NULL || !PyObject_TypeCheck(obj, (PyTypeObject *)queue_type)) {
+    PyErr_SetString(PyExc_TypeError, "expected a tfq queue (tfq.FIFOQueue, ...)");
+    return NULL;
+  }
+  return ((queue_object *)obj)->q;
+}
+
 int tfqpy_queue_init_type(PyObject *module) {
-  PyObject *tp = PyType_FromSpec(&queue_spec);
-  if (tp == NULL) return -1;
-  return PyModule_AddObject(module, "Queue", tp);
+  queue_type = PyType_FromSpec(&queue_spec);
+  if (queue_type == NULL) return -1;
+  Py_INCREF(queue_type); /* kept for tfqpy_queue_get */
+  return PyModule_AddObject(module, "Queue", queue_type);
 }

@@ -35,6 +35,10 @@ PyObject *tfqpy_tuple_take(tfq_tuple *tup);
 int tfqpy_tensor_init_type(PyObject *module);
 int tfqpy_pipeline_init_type(PyObject *module);
 int tfqpy_queue_init_type(PyObject *module);
+int tfqpy_reader_init_type(PyObject *module);
+/* The tfq_queue of a tfq._tfq.Queue (borrowed, valid while the object lives); NULL with a
+ * TypeError for anything else (queue.c). */
+tfq_queue *tfqpy_queue_get(PyObject *obj);
 
 /* _tfq.decode_csv, parse_example, decode_raw (ops.c). */
 PyObject *tfqpy_decode_csv(PyObject *self, PyObject *args);

@@ -12,11 +12,14 @@ from . import io
 from . import data
 from .ops import decode_csv
 from .queues import FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue
+from .readers import (FixedLengthRecordReader, IdentityReader, ReaderBase, TextLineReader,
+                      TFRecordReader, WholeFileReader)
 
 _tfq._set_error_classes(dict(errors._CLASSES))
 
 __version__ = "0.1.0"
 library_version = _tfq.version()
 
-__all__ = ["FIFOQueue", "PaddingFIFOQueue", "PriorityQueue", "QueueBase", "RandomShuffleQueue",
+__all__ = ["FixedLengthRecordReader", "IdentityReader", "ReaderBase", "TextLineReader",
+           "TFRecordReader", "WholeFileReader", "FIFOQueue", "PaddingFIFOQueue", "PriorityQueue", "QueueBase", "RandomShuffleQueue",
            "data", "decode_csv", "errors", "io", "library_version"]

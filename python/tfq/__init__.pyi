@@ -6,3 +6,7 @@ library_version: str
 from .queues import (FIFOQueue as FIFOQueue, PaddingFIFOQueue as PaddingFIFOQueue,
                      PriorityQueue as PriorityQueue, QueueBase as QueueBase,
                      RandomShuffleQueue as RandomShuffleQueue)
+from .readers import (FixedLengthRecordReader as FixedLengthRecordReader,
+                      IdentityReader as IdentityReader, ReaderBase as ReaderBase,
+                      TextLineReader as TextLineReader, TFRecordReader as TFRecordReader,
+                      WholeFileReader as WholeFileReader)

@@ -25,7 +25,7 @@ class FixedLenSequenceFeature(collections.namedtuple(
 
 class SparseFeature(collections.namedtuple(
         "SparseFeature", ["index_key", "value_key", "dtype", "size", "already_sorted"])):
-    """TF's tf.io.SparseFeature (not yet taken by tfq.data.examples: TFQ_UNIMPLEMENTED)."""
+    """TF's tf.io.SparseFeature: index_key a key or a list of keys (one size each)."""
 
     def __new__(cls, index_key, value_key, dtype, size, already_sorted=False):
         return super().__new__(cls, index_key, value_key, dtype, size, already_sorted)
@@ -64,9 +64,10 @@ def _feature_tuple(key, f):
     if isinstance(f, VarLenFeature):
         return (key, "var", code, None, None)
     if isinstance(f, SparseFeature):
-        from . import errors
-        raise errors.UnimplementedError(None, None, "SparseFeature %s: tfq.data.examples takes "
-                                        "FixedLen, VarLen and FixedLenSequence features" % key)
+        index_keys = [f.index_key] if isinstance(f.index_key, str) else list(f.index_key)
+        size = [f.size] if isinstance(f.size, int) else list(f.size)
+        return (key, "sparse", code, tuple(size), (index_keys, f.value_key,
+                                                   bool(f.already_sorted)))
     shape = None if f.shape is None else tuple(f.shape)
     vals = None
     if f.default_value is not None:

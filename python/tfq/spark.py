@@ -1,6 +1,6 @@
-"""tfq.spark: tfq-feed under Spark (a copy of examples/spark/tfq_spark.py as of commit 918d8a9,
-installed with the package, so that ``pip install`` on every executor replaces shipping this
-module; the node program a barrier task starts is the caller's, shipped by ``ship(sc,
+"""tfq.spark: tfq-feed under Spark (the one copy: examples/spark/tfq_spark.py is a shim that
+imports it), installed with the package, so that ``pip install`` on every executor replaces
+shipping this module; the node program a barrier task starts is the caller's, shipped by ``ship(sc,
 node_py)``, and imports ``tfq.cluster`` for the worker side): a TensorFlow cluster started by a barrier stage, fed by tfq-feed.
 
 The two modes of docs (distributed-feeding spec 3.5), for PySpark (tested with 4.3.0):
@@ -20,9 +20,10 @@ S2 "TFoS-compatible streaming"
 Either way the queues are closed by the last feeder unit to finish (tfq-feed's done set on the
 ps), the workers drain them and stop on OutOfRange, and the stage ends with every task's result.
 
-The task functions run in Spark's Python workers: the driver ships this module with
-``sc.addPyFile`` and node.py / tfq_feed_worker.py with ``sc.addFile`` (``ship(sc)`` does both);
-tfq-feed must be installed at the same path on every executor.
+The task functions run in Spark's Python workers, which import this module from the package
+installed on every executor; the driver ships the node program with ``sc.addFile``
+(``ship(sc, node_py)``), and the node imports ``tfq.cluster``.  tfq-feed must be installed at the
+same path on every executor.
 
 Process hygiene: each child is in a session of its own, dies with its task (PR_SET_PDEATHSIG
 and, for the node, end of file on its standard input), and carries ``TFQ_SPARK_RUN=<token>`` in

@@ -120,3 +120,37 @@ def test_decode_raw_conformance(tf, name, data, little):
                 lambda: tfq.io.decode_raw(data, dt, little))
     if r is not None:
         same(*r)
+
+
+SPARSE = [  # (name, records' features, SparseFeature args (index_key, value_key, dtype, size, sorted))
+    ("1d", [dict(ix=[3, 1], v=[0.5, 1.5]), dict(ix=[], v=[]), dict(ix=[0], v=[2.0])],
+     ("ix", "v", "float32", 5, False)),
+    ("1d_sorted", [dict(ix=[1, 3], v=[7, 8]), dict(ix=[4], v=[9])], ("ix", "v", "int64", 5, True)),
+    ("2d", [dict(a=[1, 0, 1], b=[2, 2, 0], v=[b"x", b"y", b"z"]), dict(a=[0], b=[1], v=[b"w"])],
+     (["a", "b"], "v", "string", [2, 3], False)),
+    ("out_of_range", [dict(ix=[5], v=[1.0])], ("ix", "v", "float32", 5, False)),
+]
+
+
+@pytest.mark.parametrize("name,recs,args", SPARSE, ids=[s[0] for s in SPARSE])
+def test_sparse_feature_conformance(tf, name, recs, args):
+    records = [ex(tf, **r) for r in recs]
+    ik, vk, dt, size, srt = args
+    r = compare(tf, lambda: tf.compat.v1.io.parse_example(
+        tf.constant(records, dtype=tf.string),
+        {"sp": tf.io.SparseFeature(ik, vk, getattr(tf, dt), size, srt)}),
+        lambda: tfq.io.parse_example(records, {"sp": tfq.io.SparseFeature(ik, vk, dt, size, srt)}))
+    if r is not None:
+        same(r[0]["sp"], r[1]["sp"])
+
+
+@pytest.mark.parametrize("name,recs,args", SPARSE, ids=[s[0] for s in SPARSE])
+def test_sparse_feature_single_conformance(tf, name, recs, args):
+    record = ex(tf, **recs[0])
+    ik, vk, dt, size, srt = args
+    r = compare(tf, lambda: tf.compat.v1.io.parse_single_example(
+        record, {"sp": tf.io.SparseFeature(ik, vk, getattr(tf, dt), size, srt)}),
+        lambda: tfq.io.parse_single_example(
+            record, {"sp": tfq.io.SparseFeature(ik, vk, dt, size, srt)}))
+    if r is not None:
+        same(r[0]["sp"], r[1]["sp"])

@@ -7,20 +7,7 @@ import numpy as np
 import pytest
 
 import tfq
-
-
-def norm(x):
-    if hasattr(x, "numpy"):
-        x = x.numpy()
-    if isinstance(x, dict):
-        return {k: norm(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [norm(v) for v in x]
-    if x is None:
-        return None
-    a = np.asarray(x)
-    kind = "string" if a.dtype.kind in "SO" else a.dtype.name
-    return (kind, a.shape, a.tolist())
+from tfconform import norm
 
 
 def message(e, tf):

@@ -3,6 +3,8 @@ TF and through tfq; both must raise the same class with the same message (TF's, 
 function-node prefix and op suffix), or both return (the values are compared by the caller)."""
 import re
 
+import numpy as np
+
 import tfq
 
 
@@ -26,3 +28,18 @@ def compare(tf, want_fn, got_fn):
         return
     assert got_err is None, "tfq raised %r" % got_err
     return want, got
+
+
+def norm(x):
+    """A value as (kind, shape, list), recursively: TF tensors, numpy values, dicts, lists."""
+    if hasattr(x, "numpy"):
+        x = x.numpy()
+    if isinstance(x, dict):
+        return {k: norm(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [norm(v) for v in x]
+    if x is None:
+        return None
+    a = np.asarray(x)
+    kind = "string" if a.dtype.kind in "SO" else a.dtype.name
+    return (kind, a.shape, a.tolist())

@@ -4,7 +4,7 @@ not happen with tfq-feed under Spark (examples/spark, mode S2: RDD.pipe into tfq
 
 One SparkContext (local-cluster[2,3,1024]: the barrier stage of the TF cluster holds 3 of the 6
 slots, so up to 3 feeder units run at once), one TF cluster (ps + 2 workers, started by
-examples/spark/tfq_spark.TFCluster) that trains one round per case, each case with its own
+tfq.spark.TFCluster) that trains one round per case, each case with its own
 queues and done set (tfq-feed --queue):
 
   empty         partitions [3000, 0, 2500, 0]: empty partitions are units with no rows; they
@@ -118,7 +118,7 @@ def main():
     example.check_requirements(tfq_feed)
     example.on_sigterm()
     import numpy as np
-    import tfq_spark as ts
+    import tfq.spark as ts  # installed; run.py's check_requirements() checked it
 
     t0 = time.time()
     work = tempfile.mkdtemp(prefix="tfq_spark_eod_")
@@ -137,7 +137,7 @@ def main():
     left_before = left = -1
     try:
         sc = ts.spark_context(MASTER, work, "tfq-spark-end-of-data")
-        ts.ship(sc)
+        ts.ship(sc, os.path.join(ROOT, "examples", "spark", "node.py"))
         if not ts.wait_executors(sc, 2, 120):
             raise RuntimeError("2 executors did not register in 120 s")
         print(f"test: Spark up in {time.time() - t0:.1f} s", flush=True)
