@@ -17,8 +17,8 @@ from .readers import (FixedLengthRecordReader, IdentityReader, ReaderBase, TextL
 
 _tfq._set_error_classes(dict(errors._CLASSES))
 
-__version__ = "0.1.0"
 library_version = _tfq.version()
+__version__ = library_version  # one version: meson.build's project(), libtfq's and the wheel's
 
 __all__ = ["FixedLengthRecordReader", "IdentityReader", "ReaderBase", "TextLineReader",
            "TFRecordReader", "WholeFileReader", "FIFOQueue", "PaddingFIFOQueue", "PriorityQueue", "QueueBase", "RandomShuffleQueue",

@@ -208,3 +208,17 @@ def test_stop_from_another_thread_cancels(tmp_path):
     os.close(hold)  # no writer left: the reader's read() ends, so close() can join it
     p.close()
     assert not alive and len(errs) == 1
+
+
+def test_version_is_meson_projects_and_the_librarys():
+    """tfq.__version__, libtfq's tfq_version_string() and meson.build's project() agree."""
+    import os
+    import re
+
+    import tfq
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "meson.build")) as f:
+        want = re.search(r"version:\s*'([0-9.]+)'", f.read()).group(1)
+    assert tfq.__version__ == want
+    assert tfq.library_version == want
