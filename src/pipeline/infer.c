@@ -265,8 +265,11 @@ static int split_views(const char *s, size_t n, char delim, int quote, const int
       vn = (i < n ? i : n) - st;
       if (esc) { /* '""' -> '"' */
         char *u = tfq_malloc(vn ? vn : 1), *w = u;
-        char **ow = u ? tfq_realloc(*owned, (*nowned + 1) * sizeof *ow) : NULL;
-        if (!ow) {
+        size_t no = *nowned; /* doubling, as source.c's add_column: room for 8, 16, 32, ... */
+        char **ow = *owned;
+        if (u && (no < 8 ? no == 0 : (no & (no - 1)) == 0))
+          ow = tfq_realloc(*owned, (no < 8 ? 8 : 2 * no) * sizeof *ow);
+        if (!u || !ow) {
           tfq_free(u);
           return -1;
         }
