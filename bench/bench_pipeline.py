@@ -18,7 +18,7 @@ Each round runs every configuration once (R rounds, default 5), batches of 128, 
   pl-2        bench_pipeline -j 2 on the part files (free-running)
   new-2       today's tfq-cat -j 2 on the part files
   pl-det-2    bench_pipeline -j 2 --deterministic on the part files
-  cat-ns/pl-ns  the same as cat-1/pl-1 without shuffling
+  cat-ns/pl-ns/new-ns  the same as cat-1/pl-1/new-1 without shuffling
 Every run is timed as a whole process (exec to exit) on both sides; each ratio is computed per
 round and printed as the median of the R rounds with its range.  Every run must deliver every
 row, or the script exits 1.  Then bench_pipeline --checkpoint: the state's size and the median
@@ -109,7 +109,8 @@ def main():
                ("new-2", cat_cmd(["-j", "2"], parts, new_cat)),
                ("pl-det-2", pl_cmd(["-j", "2", "--deterministic"], parts)),
                ("cat-ns", cat_cmd(["-j", "1", "--no-shuffle"], [path])),
-               ("pl-ns", pl_cmd(["-j", "1", "--no-shuffle"], [path]))]
+               ("pl-ns", pl_cmd(["-j", "1", "--no-shuffle"], [path])),
+               ("new-ns", cat_cmd(["-j", "1", "--no-shuffle"], [path], new_cat))]
     res = {name: [] for name, _ in configs}
     failed = []
     for _ in range(a.runs):
@@ -149,6 +150,7 @@ def main():
     target("tfq_pipeline / tfq-cat, unshuffled, 1 reader", "pl-ns", "cat-ns", 0.95)
     target("tfq-cat on tfq_pipeline / old tfq-cat, shuffled, 1 reader", "new-1", "cat-1", 0.95)
     target("tfq-cat on tfq_pipeline / old tfq-cat, shuffled, 2 readers", "new-2", "cat-2", 0.95)
+    target("tfq-cat on tfq_pipeline / old tfq-cat, unshuffled, 1 reader", "new-ns", "cat-ns", 0.95)
 
     p = subprocess.run(pl_cmd(["--checkpoint"], [path]), capture_output=True, text=True)
     if p.returncode != 0:

@@ -11,8 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cat_example.h"
-
 /* ---- number formatting (shortest round trip) ---------------------------------------------- */
 
 /* Writes `v` in the shortest %.{1..9}g (float32: `f32` set, v holding the float exactly) or
@@ -160,6 +158,19 @@ static void csv_field(sbuf *b, const char *s, size_t n) {
 /* ---- batches ---------------------------------------------------------------------------------
  */
 
+/* Maps a reader key "<path>:<n>" to what the user named the file. */
+void display_key(const app *a, const char *k, size_t n, sbuf *out) {
+  if (a->stdin_path) {
+    size_t pl = strlen(a->stdin_path);
+    if (n > pl && memcmp(k, a->stdin_path, pl) == 0 && k[pl] == ':') {
+      sb_putc(out, '-');
+      sb_add(out, k + pl, n - pl);
+      return;
+    }
+  }
+  sb_add(out, k, n);
+}
+
 /* A cell writer: appends s[0..n) escaped for one output format. */
 typedef void (*str_writer)(sbuf *b, const char *s, size_t n);
 
@@ -192,24 +203,59 @@ static void put_scalar(sbuf *o, tfq_dtype dt, const void *p, int quote_special) 
     sb_puts(o, buf);
 }
 
-/* Column c of a batch: the tensor holding it and where its value of record i is, element
- * i * stride + off (one component per column: stride 1, off 0; a stacked [n, k] component:
- * stride k, off the column's index in it). */
+/* Column c of a batch as printed: its tensor (a sparse column: its values; a ragged one: its
+ * rows), and for a list per record where record i's values are.  Dense columns: record i's
+ * values are elements i * width .. (i + 1) * width of t (a scalar column: width 1, no list).
+ * Sparse (VarLen): record i's are elements start[i] .. start[i + 1]; ragged (FixedLenSequence):
+ * rows start[i] .. start[i + 1] of `rowdims`. */
 typedef struct {
   const tfq_tensor *t;
-  int64_t stride, off;
+  int list;      /* a list per record: printed as JSON */
+  int64_t width; /* dense: elements per record */
+  int rank;      /* dense list: the record's shape; ragged: a row's shape */
+  const int64_t *dims;
+  int ragged;       /* 1 sparse, 2 ragged */
+  int64_t *start;   /* sparse and ragged: n + 1 offsets (owned) */
+  int64_t rowwidth; /* ragged: elements per row */
 } column;
 
-static column get_column(const app *a, const tfq_tuple *b, size_t c) {
-  if (!a->col_comp) return (column){tfq_tuple_get(b, c), 1, 0};
-  return (column){tfq_tuple_get(b, a->col_comp[c]), a->comp_width[a->col_comp[c]], a->col_idx[c]};
+static column get_column(const app *a, const tfq_tuple *b, size_t c, int64_t n) {
+  const tfq_pipeline *p = a->p;
+  size_t pc = a->col[c], slot = tfq_pipeline_column_slot(p, pc);
+  column v = {tfq_tuple_get(b, slot), 0, 1, 0, NULL, 0, NULL, 1};
+  if (tfq_pipeline_column_is_sparse(p, pc)) { /* indices [N, 2] (record, position), values [N] */
+    const tfq_tensor *ix = tfq_tuple_get(b, slot);
+    v.t = tfq_tuple_get(b, slot + 1);
+    v.list = 1;
+    v.ragged = 1;
+    v.start = xcalloc((size_t)n + 1, sizeof *v.start);
+    int64_t nv = tfq_tensor_dim(v.t, 0);
+    const int64_t *idx = tfq_tensor_cdata(ix);
+    for (int64_t k = 0; k < nv; k++)
+      if (idx[2 * k] >= 0 && idx[2 * k] < n) v.start[idx[2 * k] + 1]++;
+    for (int64_t i = 0; i < n; i++) v.start[i + 1] += v.start[i];
+    return v;
+  }
+  if (tfq_pipeline_column_is_ragged(p, pc)) { /* rows [R, row shape], splits int64 [n + 1] */
+    v.t = tfq_tuple_get(b, slot);
+    const int64_t *sp = tfq_tensor_cdata(tfq_tuple_get(b, slot + 1));
+    v.list = 1;
+    v.ragged = 2;
+    v.rank = tfq_tensor_rank(v.t) - 1;
+    v.dims = tfq_tensor_dims(v.t) + 1;
+    for (int j = 0; j < v.rank; j++) v.rowwidth *= v.dims[j];
+    v.start = xmalloc(((size_t)n + 1) * sizeof *v.start);
+    memcpy(v.start, sp, ((size_t)n + 1) * sizeof *v.start);
+    return v;
+  }
+  v.rank = tfq_tensor_rank(v.t) - 1;
+  v.dims = tfq_tensor_dims(v.t) + 1;
+  v.list = v.rank > 0;
+  for (int j = 0; j < v.rank; j++) v.width *= v.dims[j];
+  return v;
 }
 
-/* The component holding the keys (--keys): the last one. */
-static size_t keys_comp(const app *a) { return a->col_comp ? a->ncomp : a->nfields; }
-
-/* The element of record i in column v. */
-static int64_t at(const column *v, int64_t i) { return i * v->stride + v->off; }
+static void drop_column(column *v) { free(v->start); }
 
 /* Appends element i of numeric column t as its text (see put_scalar). */
 static void put_number(sbuf *o, const tfq_tensor *t, int64_t i, int quote_special) {
@@ -222,76 +268,40 @@ static void put_number(sbuf *o, const tfq_tensor *t, int64_t i, int quote_specia
  * A record's list prints as JSON in every format: nested for a shape of rank > 1, strings in
  * double quotes, NaN and the infinities quoted. */
 
-/* The values of one list: elements base.. of tensor t, or decoded (numbers: raw; strings: sp,
- * sn). */
-typedef struct {
-  tfq_dtype dt;
-  const tfq_tensor *t;
-  int64_t base;
-  const char *raw;
-  const char **sp;
-  size_t *sn;
-} list_vals;
-
-static void put_elem(sbuf *o, const list_vals *v, int64_t k) {
-  if (v->dt == TFQ_STRING) {
-    size_t len = v->t ? 0 : v->sn[k];
-    const char *s = v->t ? tfq_tensor_string(v->t, v->base + k, &len) : v->sp[k];
+static void put_elem(sbuf *o, const tfq_tensor *t, int64_t k) {
+  if (tfq_tensor_dtype(t) == TFQ_STRING) {
+    size_t len;
+    const char *s = tfq_tensor_string(t, k, &len);
     json_string(o, s, len);
   } else {
-    size_t esz = tfq_dtype_size(v->dt);
-    const char *p = v->t ? (const char *)tfq_tensor_cdata(v->t) + (size_t)(v->base + k) * esz
-                         : v->raw + (size_t)k * esz;
-    put_scalar(o, v->dt, p, 1);
+    put_number(o, t, k, 1);
   }
 }
 
-static void put_nested(sbuf *o, const list_vals *v, const int64_t *dims, int rank, int64_t *k) {
+static void put_nested(sbuf *o, const tfq_tensor *t, const int64_t *dims, int rank, int64_t *k) {
   sb_putc(o, '[');
   for (int64_t j = 0; j < dims[0]; j++) {
     if (j) sb_putc(o, ',');
     if (rank == 1)
-      put_elem(o, v, (*k)++);
+      put_elem(o, t, (*k)++);
     else
-      put_nested(o, v, dims + 1, rank - 1, k);
+      put_nested(o, t, dims + 1, rank - 1, k);
   }
   sb_putc(o, ']');
 }
 
-/* Column c (tensor t) holds a list per record (never a column of a stacked component). */
-static int is_list(const app *a, const tfq_tensor *t, size_t c) {
-  tfq_dtype dt;
-  int r;
-  const int64_t *d;
-  return c < a->nfields && !a->col_comp &&
-         (tfq_tensor_rank(t) > 1 || example_col_list(a, c, &dt, &r, &d));
-}
-
-/* Appends record i of list column c (tensor t) as JSON. */
-static void put_list(const app *a, sbuf *o, const tfq_tensor *t, size_t c, int64_t i) {
-  int64_t shape[TFQ_MAX_RANK + 1], k = 0, stride = 1;
-  const int64_t *d;
-  int r;
-  list_vals v = {tfq_tensor_dtype(t), t, 0, NULL, NULL, NULL};
-  if (example_col_list(a, c, &v.dt, &r, &d)) { /* an encoded list: [count / stride] + row */
-    size_t len, cap = 0;
-    const char *s = tfq_tensor_string(t, i, &len);
-    size_t cnt = example_list_decode(s, len, v.dt, &v.sp, &v.sn, &cap);
-    for (int j = 0; j < r; j++) stride *= d[j];
-    shape[0] = stride ? (int64_t)cnt / stride : 0;
-    if (r) memcpy(shape + 1, d, (size_t)r * sizeof *d);
-    v.t = NULL;
-    v.raw = s;
-    put_nested(o, &v, shape, r + 1, &k);
-    free(v.sp);
-    free(v.sn);
+/* Appends record i of list column v as JSON. */
+static void put_list(sbuf *o, const column *v, int64_t i) {
+  int64_t shape[TFQ_MAX_RANK + 1], k;
+  if (v->ragged) {
+    shape[0] = v->start[i + 1] - v->start[i];
+    if (v->ragged == 2 && v->rank) memcpy(shape + 1, v->dims, (size_t)v->rank * sizeof *v->dims);
+    k = v->ragged == 2 ? v->start[i] * v->rowwidth : v->start[i];
+    put_nested(o, v->t, shape, v->ragged == 2 ? v->rank + 1 : 1, &k);
     return;
   }
-  r = tfq_tensor_rank(t) - 1; /* a dense [n] + shape component */
-  d = tfq_tensor_dims(t) + 1;
-  for (int j = 0; j < r; j++) stride *= d[j];
-  v.base = i * stride;
-  put_nested(o, &v, d, r, &k);
+  k = i * v->width;
+  put_nested(o, v->t, v->dims, v->rank, &k);
 }
 
 /* Appends element i of column t: a string through `str`, a number with put_number. */
@@ -309,14 +319,15 @@ static void put_value(sbuf *o, const tfq_tensor *t, int64_t i, str_writer str, i
  * first). */
 static void key_text(const app *a, const tfq_tuple *b, int64_t i, sbuf *k) {
   size_t len;
-  const char *s = tfq_tensor_string(tfq_tuple_get(b, keys_comp(a)), i, &len);
+  const tfq_tensor *t = tfq_tuple_get(b, tfq_pipeline_column_slot(a->p, a->key_col));
+  const char *s = tfq_tensor_string(t, i, &len);
   sb_clear(k);
   display_key(a, s, len, k);
 }
 
 /* Appends the column names through `str`, separated by ','. */
 static void put_names(const app *a, sbuf *o, str_writer str) {
-  for (size_t c = 0; c < a->nfields; c++) {
+  for (size_t c = 0; c < a->ncols; c++) {
     if (c) sb_putc(o, ',');
     str(o, a->names[c], strlen(a->names[c]));
   }
@@ -325,18 +336,18 @@ static void put_names(const app *a, sbuf *o, str_writer str) {
 static void emit_jsonl(app *a, const tfq_tuple *b, int64_t n) {
   sbuf *o = &a->out;
   sb_printf(o, "{\"batch\":%" PRId64 ",\"size\":%" PRId64 ",\"columns\":[", a->batches_out, n);
-  for (size_t c = 0; c < a->nfields; c++) {
-    column v = get_column(a, b, c);
-    int list = is_list(a, v.t, c);
+  for (size_t c = 0; c < a->ncols; c++) {
+    column v = get_column(a, b, c, n);
     sb_puts(o, c ? ",[" : "[");
     for (int64_t i = 0; i < n; i++) {
       if (i) sb_putc(o, ',');
-      if (list)
-        put_list(a, o, v.t, c, i);
+      if (v.list)
+        put_list(o, &v, i);
       else
-        put_value(o, v.t, at(&v, i), json_string, 1);
+        put_value(o, v.t, i, json_string, 1);
     }
     sb_putc(o, ']');
+    drop_column(&v);
   }
   sb_putc(o, ']');
   if (a->o.keys) {
@@ -350,7 +361,7 @@ static void emit_jsonl(app *a, const tfq_tuple *b, int64_t n) {
     free(k.p);
     sb_putc(o, ']');
   }
-  if ((a->o.skip_header_lines > 0 && a->fmt == FMT_CSV) || a->ex) {
+  if ((a->o.skip_header_lines > 0 && a->fmt == FMT_CSV) || a->examples) {
     sb_puts(o, ",\"names\":[");
     put_names(a, o, json_string);
     sb_putc(o, ']');
@@ -367,25 +378,29 @@ static void emit_csv(app *a, const tfq_tuple *b, int64_t n) {
     sb_putc(o, '\n');
   }
   sbuf k = {0};
+  column *cols = xcalloc(a->ncols ? a->ncols : 1, sizeof *cols);
+  for (size_t c = 0; c < a->ncols; c++) cols[c] = get_column(a, b, c, n);
   for (int64_t i = 0; i < n; i++) {
     if (a->o.keys) {
       key_text(a, b, i, &k);
       csv_field(o, k.p, k.n);
       sb_putc(o, ',');
     }
-    for (size_t c = 0; c < a->nfields; c++) {
-      column v = get_column(a, b, c);
+    for (size_t c = 0; c < a->ncols; c++) {
+      const column *v = &cols[c];
       if (c) sb_putc(o, ',');
-      if (is_list(a, v.t, c)) { /* the JSON text of the list, as one field */
+      if (v->list) { /* the JSON text of the list, as one field */
         sb_clear(&k);
-        put_list(a, &k, v.t, c, i);
+        put_list(&k, v, i);
         csv_field(o, k.p, k.n);
       } else {
-        put_value(o, v.t, at(&v, i), csv_field, 0);
+        put_value(o, v->t, i, csv_field, 0);
       }
     }
     sb_putc(o, '\n');
   }
+  for (size_t c = 0; c < a->ncols; c++) drop_column(&cols[c]);
+  free(cols);
   free(k.p);
 }
 
@@ -434,7 +449,7 @@ static void put_cell(sbuf *o, const char *s, size_t cw, size_t w, int right) {
 }
 
 static void emit_table(app *a, const tfq_tuple *b, int64_t n) {
-  size_t ncol = a->nfields + (a->o.keys ? 1 : 0);
+  size_t ncol = a->ncols + (a->o.keys ? 1 : 0);
   char ***cells = xcalloc(ncol, sizeof *cells);
   size_t **cw = xcalloc(ncol, sizeof *cw);
   size_t *width = xcalloc(ncol, sizeof *width);
@@ -444,13 +459,14 @@ static void emit_table(app *a, const tfq_tuple *b, int64_t n) {
   for (size_t c = 0; c < ncol; c++) {
     int is_key = a->o.keys && c == 0;
     size_t fc = a->o.keys ? c - 1 : c;
-    column v = is_key ? (column){tfq_tuple_get(b, keys_comp(a)), 1, 0} : get_column(a, b, fc);
+    column v = {0};
+    if (!is_key) v = get_column(a, b, fc, n);
     const tfq_tensor *t = v.t;
     head[c] = is_key ? "key" : a->names[fc];
     sbuf hb = {0};
     width[c] = table_string(&hb, head[c], strlen(head[c]));
     free(hb.p);
-    int list = !is_key && is_list(a, t, fc);
+    int list = !is_key && v.list;
     right[c] = is_key ? 2 : !list && tfq_tensor_dtype(t) != TFQ_STRING; /* 2: key, left */
     cells[c] = xcalloc((size_t)n, sizeof **cells);
     cw[c] = xcalloc((size_t)n, sizeof **cw);
@@ -460,20 +476,21 @@ static void emit_table(app *a, const tfq_tuple *b, int64_t n) {
         key_text(a, b, i, &k);
         cw[c][i] = table_string(&s, k.p, k.n);
       } else if (list) { /* JSON: printable UTF-8, one column per code point */
-        put_list(a, &s, t, fc, i);
+        put_list(&s, &v, i);
         for (size_t j = 0; j < s.n; j++) cw[c][i] += ((unsigned char)s.p[j] & 0xC0) != 0x80;
       } else if (tfq_tensor_dtype(t) == TFQ_STRING) {
         size_t len;
-        const char *sv = tfq_tensor_string(t, at(&v, i), &len);
+        const char *sv = tfq_tensor_string(t, i, &len);
         cw[c][i] = table_string(&s, sv, len);
       } else {
-        put_number(&s, t, at(&v, i), 0);
+        put_number(&s, t, i, 0);
         cw[c][i] = s.n;
       }
       if (!s.p) sb_add(&s, "", 0);
       cells[c][i] = s.p;
       if (cw[c][i] > width[c]) width[c] = cw[c][i];
     }
+    drop_column(&v);
   }
   /* Fit 80 columns: shrink the widest text column (the first of the widest) while the table is
    * wider, to no less than 12.  A shrunk column is either down to 12 or the table fits, so the

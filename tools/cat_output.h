@@ -8,9 +8,9 @@
 
 #include "cat_app.h"
 
-/* Appends batch b (n records: the record queue's components, one per column or, with
- * a->col_comp, one per run of stacked columns; then the keys with --keys) to a->out in the
- * --output format (nothing for none).  Reads a->batches_out (the batch number). */
+/* Appends batch b (n records: a tuple of tfq_pipeline_next(), a->p's slots) to a->out in the
+ * --output format (nothing for none): the columns a->col[0 .. a->ncols) under a->names, then
+ * with --keys the pipeline's key column.  Reads a->batches_out (the batch number). */
 void emit_batch(app *a, const tfq_tuple *b, int64_t n);
 
 /* Writes a->out to standard output when `force` or when it holds 64 KiB or more, and empties

@@ -215,8 +215,9 @@ void setup_stdin(input_file *f, const options *o, in_format fmt, int need_sample
     unsigned char m[16];
     ssize_t r = pread(STDIN_FILENO, m, sizeof m, 0);
     f->path = xstrdup("/dev/stdin");
-    f->comp = o->compression == COMP_AUTO ? detect_compression(m, r > 0 ? (size_t)r : 0, "", fmt)
-                                          : (tfq_compression)o->compression;
+    f->comp = o->compression == COMP_AUTO
+                  ? tfq_compression_detect(m, r > 0 ? (size_t)r : 0, "", fmt == FMT_TFRECORD)
+                  : (tfq_compression)o->compression;
     return;
   }
   if (o->num_epochs > 1)
@@ -260,8 +261,9 @@ void setup_stdin(input_file *f, const options *o, in_format fmt, int need_sample
     if (r == 0) break;
     n += (size_t)r;
   }
-  f->comp = o->compression == COMP_AUTO ? detect_compression((const unsigned char *)buf, n, "", fmt)
-                                        : (tfq_compression)o->compression;
+  f->comp = o->compression == COMP_AUTO
+                ? tfq_compression_detect((const unsigned char *)buf, n, "", fmt == FMT_TFRECORD)
+                : (tfq_compression)o->compression;
   if (need_sample) {
     int mfd = memfd_create("tfq-cat-stdin-prefix", 0);
     if (mfd < 0) {

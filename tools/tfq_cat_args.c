@@ -292,8 +292,8 @@ const char cat_usage_text[] =
     "Batches:\n"
     "  -b, --batch-size=N        records per batch (default 8)\n"
     "  -n, --batches=N           batches to print (default 5; 0: until the input ends)\n"
-    "      --shuffle             shuffle records in a RandomShuffleQueue (the default)\n"
-    "      --no-shuffle          keep file order (one reader thread, FIFO queue)\n"
+    "      --shuffle             shuffle the records (the default)\n"
+    "      --no-shuffle          keep file order (one reader thread)\n"
     "      --capacity=N          queue capacity (default: see tfq-cat(1))\n"
     "      --min-after-dequeue=N shuffle buffer floor (default 1000)\n"
     "      --seed=N              reproducible order (implies -j 1 unless -j is given); the\n"
@@ -301,6 +301,7 @@ const char cat_usage_text[] =
     "      --num-epochs=N        read the files N times (default 1)\n"
     "  -j, --threads=N           reader threads (default 2)\n"
     "      --drop-remainder      drop a final smaller batch (kept by default)\n"
+    "      --max-bad-records=N   skip up to N bad records (-1: any)\n"
     "\n"
     "Output:\n"
     "  -o, --output=FMT          table (default), jsonl, csv, or none (decode and discard)\n"
@@ -418,15 +419,20 @@ static const named outputs[] = {
     {"table", OUT_TABLE}, {"jsonl", OUT_JSONL}, {"csv", OUT_CSV}, {"none", OUT_NONE}, {NULL, 0}};
 
 /* tfq-cat's own options (tfq-feed does not take them). */
-enum { OPT_FEATURES = OPT_EXTRA, OPT_RAW };
-static const struct option cat_more[] = {{"features", required_argument, NULL, OPT_FEATURES},
-                                         {"raw", no_argument, NULL, OPT_RAW},
-                                         {NULL, 0, NULL, 0}};
+enum { OPT_FEATURES = OPT_EXTRA, OPT_RAW, OPT_CAT_MAX_BAD };
+static const struct option cat_more[] = {
+    {"features", required_argument, NULL, OPT_FEATURES},
+    {"raw", no_argument, NULL, OPT_RAW},
+    {"max-bad-records", required_argument, NULL, OPT_CAT_MAX_BAD},
+    {NULL, 0, NULL, 0}};
 static void cat_defaults(options *o) { o->examples_ok = 1; }
 static int cat_extra(int c, const char *arg, options *o) {
   switch (c) {
     case OPT_FEATURES: o->features = arg; return 1;
     case OPT_RAW: o->raw = 1; return 1;
+    case OPT_CAT_MAX_BAD:
+      o->max_bad_records = strcmp(arg, "-1") == 0 ? -1 : args_count("--max-bad-records", arg, 0);
+      return 1;
     default: return 0;
   }
 }

@@ -71,9 +71,10 @@ typedef struct {
   int stats;
   int quiet;
   /* tfq-cat only (zero for tfq-feed) */
-  int examples_ok;      /* tf.train.Example input may be decoded (tfq-cat's parser sets it) */
-  const char *features; /* --features SPEC, or NULL (parsed by tools/cat_example.c) */
-  int raw;              /* --raw */
+  int examples_ok;         /* tf.train.Example input may be decoded (tfq-cat's parser sets it) */
+  const char *features;    /* --features SPEC, or NULL (parsed by tools/cat_example.c) */
+  int raw;                 /* --raw */
+  int64_t max_bad_records; /* --max-bad-records (tfq-feed has its own, tfq_feed_args.h) */
   /* tfq-feed only (tools/tfq_feed_args.c); zero for tfq-cat */
   const char *cluster;      /* --cluster, or NULL: $TF_CONFIG */
   int to_ps;                /* --to ps (default workers) */

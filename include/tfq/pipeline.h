@@ -397,7 +397,8 @@ typedef struct tfq_pipeline_stats {
   int64_t files;           /* input files after expansion and sharding */
 } tfq_pipeline_stats;
 /* @return TFQ_OK, TFQ_INVALID_ARGUMENT (size 0).  Thread-safety: any thread (a progress thread
- * too): the consumer's figures as of its last returned batch.  Since: 0.3 */
+ * too): the consumer's figures as of its last returned batch; it takes no lock a reader holds
+ * (cheap enough for a consumer to call after every batch).  Since: 0.3 */
 TFQ_API tfq_code tfq_pipeline_get_stats(tfq_pipeline *p, tfq_pipeline_stats *out,
                                         tfq_status *st) TFQ_WARN_UNUSED;
 

@@ -477,9 +477,7 @@ tfq_code tfq_pipeline_get_stats(tfq_pipeline *p, tfq_pipeline_stats *out, tfq_st
   s.records_dropped = atomic_load_explicit(&p->pub[3], memory_order_relaxed);
   s.buffer_records = atomic_load_explicit(&p->pub[4], memory_order_relaxed);
   s.buffer_capacity = p->capacity;
-  tfq__lock(&p->src_mu);
-  s.epoch = p->src.epoch;
-  tfq__unlock(&p->src_mu);
+  s.epoch = atomic_load_explicit(&p->epoch_pub, memory_order_relaxed);
   s.files = (int64_t)p->nfiles;
   memcpy(out, &s, s.size);
   tfq_status_clear(st);

@@ -234,6 +234,8 @@ struct tfq_pipeline {
 
   /* counters */
   atomic_llong records_read, bytes_read;
+  atomic_llong epoch_pub; /* src.epoch as the stats read it, without src_mu (which a lone reader
+                           * holds while it decodes a step) */
   int64_t records_out, batches_out, bad_records, dropped; /* the consumer's */
   atomic_llong pub[5]; /* those and the buffer's size, as the stats read them (tfq__pl_publish) */
 };

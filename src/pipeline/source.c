@@ -516,6 +516,7 @@ tfq_code tfq__pl_read_step(tfq_pipeline *p, pl_chunk *c, pl_step *in, int64_t *b
   for (;;) {
     if (!s->ended && !s->open && s->fpos == p->nfiles) {
       s->epoch++;
+      atomic_store_explicit(&p->epoch_pub, s->epoch, memory_order_relaxed);
       s->fpos = 0;
       if ((p->o.num_epochs > 0 && s->epoch >= p->o.num_epochs) || s->epoch_records == 0)
         s->ended = 1;

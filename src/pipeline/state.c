@@ -515,6 +515,7 @@ tfq_code tfq_pipeline_restore(tfq_pipeline *p, const void *state, size_t len, tf
       p->src.order_epoch = INT64_MAX;
     }
     p->src.epoch = epoch;
+    atomic_store_explicit(&p->epoch_pub, epoch, memory_order_relaxed);
     p->src.fpos = (size_t)fpos;
     p->src.epoch_records = erec;
     p->src.ended = (int)ended;

@@ -87,6 +87,8 @@ MAKERS = {
     "quoted": _mk("quoted.csv", b'id,text\n1,"a,b"\n2,"say ""hi"""\n3,plain\n4,\n'),
     "noquote": _mk("noquote.csv", b'1,"x\n2,y"\n'),
     "na": _mk("na.csv", b"1,NA,a\nNA,2.5,NA\n3,,c\n"),
+    # lines 3 and 6 are bad (a non-number, a missing field)
+    "two_bad": _mk("two_bad.csv", b"1,10\n2,20\nx,30\n4,40\n5,50\n6\n7,70\n"),
     "mixed": _mk("mixed.csv", b"1,1.5,x,,7\n2,2,y,,\n-3,1e3,z,,8\n"),
     "header_only": _mk("empty.csv", b"a,b\n"),
     "empty": _mk("empty.txt", b""),
@@ -464,6 +466,28 @@ case("threads_share_one_file", Q + ["-j", "3", "-b", "64", "-n", "0", "-o", "csv
 case("threads_share_one_file_error_line", Q + ["-j", "2", "-n", "0", "-o", "none", "-d",
                                                "int,int", "{bad20k}"], code=1,
      err=rb"^tfq-cat: bad20k\.csv:15001: Field 0 in record 0 is not a valid int32: x\n$")
+# Nothing lost on a bad record; --max-bad-records skips each one with a note (issue #38).
+# Oracle: the input above, lines 3 and 6 bad.
+case("bad_record_after_good_rows", Q + NS + ["-o", "csv", "-d", "int,int", "{two_bad}"], code=1,
+     out=b"^c0,c1\n1,10\n2,20\n$",
+     err=rb"^tfq-cat: two_bad\.csv:3: Field 0 in record 0 is not a valid int32: x\n$")
+case("max_bad_records_skips_each_once",
+     Q + NS + ["-o", "csv", "-d", "int,int", "--max-bad-records=2", "{two_bad}"],
+     out=b"^c0,c1\n1,10\n2,20\n4,40\n5,50\n7,70\n$",
+     err=rb"^tfq-cat: skipped bad record two_bad\.csv:3: [^\n]*x\n"
+         rb"tfq-cat: skipped bad record two_bad\.csv:6: [^\n]*\n$")
+case("max_bad_records_budget_exceeded",
+     Q + NS + ["-o", "csv", "-d", "int,int", "--max-bad-records=1", "{two_bad}"], code=1,
+     out=b"^c0,c1\n1,10\n2,20\n4,40\n5,50\n$",
+     err=rb"^tfq-cat: skipped bad record two_bad\.csv:3: [^\n]*\ntfq-cat: two_bad\.csv:6: ")
+case("max_bad_records_stdin_named_dash",
+     Q + NS + ["-f", "csv", "-o", "csv", "-d", "int,int", "--max-bad-records=1", "-"],
+     stdin="@two_bad", code=1, out=b"^c0,c1\n1,10\n2,20\n4,40\n5,50\n$",
+     err=rb"^tfq-cat: skipped bad record -:3: [^\n]*\ntfq-cat: -:6: ")
+case("max_bad_records_any_shuffled",
+     Q + ["--seed=1", "-j", "2", "-n", "0", "-o", "none", "--stats", "-d", "int,int",
+          "--max-bad-records=-1", "{two_bad}"],
+     err=rb"tfq-cat: stats: records 5, .*bad records 2\n$")
 case("threads_seed", Q + HDR + ["--threads=3", "--seed=5", "-n", "0", "-o", "none", "--stats",
                                 "{iris}"], err=rb"records 150, ")
 # The default capacity: TF's rule, min_after_dequeue + (threads + 2) * batch size (3 batches
