@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "cat_app.h"
+#include "cat_b.h"
 #include "cat_example.h"
 #include "cat_output.h"
 #include "cat_stdin.h"
@@ -47,6 +48,9 @@
 #define STEP_BYTES ((int64_t)160 << 10)
 #define STEP_SAMPLE_BYTES ((size_t)64 << 10)
 #define READ_VALUES (1 << 20)
+
+/* --count, --index, --use-index, --shard (cat_args_b.c) */
+static cat_b_opts g_b;
 
 /* ---- signals: SIGINT, SIGTERM, SIGHUP stop the pipeline (exit 128+N) ---------------------- */
 
@@ -320,6 +324,7 @@ static tfq_pipeline_options *pipeline_options(app *a, const cat_plan *plan, cat_
   /* --seed: the batches are a function of the input, the options and the seed */
   int det = o->shuffle && o->seed_set;
   tfq_pipeline_options_set_deterministic(po, det);
+  catb_pipeline_options(&g_b, po);
   int64_t step = step_records(a, plan);
   widen_capacity(a, step);
   if (o->shuffle) {
@@ -391,7 +396,10 @@ static void plan_columns(app *a, const cat_example *ex) {
 /* Reports a failed cat_parse_options / cat_resolve as tfq-cat always has, and exits. */
 static _Noreturn void args_failed(cat_args_status as, char *msg) {
   switch (as) {
-    case CAT_ARGS_HELP: fputs(cat_usage_text, stdout); exit(fflush(stdout) ? EXIT_DATA : EXIT_OK);
+    case CAT_ARGS_HELP:
+      fputs(cat_usage_text, stdout);
+      fputs(catb_usage_text, stdout);
+      exit(fflush(stdout) ? EXIT_DATA : EXIT_OK);
     case CAT_ARGS_VERSION:
       printf(PROG " (tfq) %s\n", tfq_version_string());
       exit(fflush(stdout) ? EXIT_DATA : EXIT_OK);
@@ -409,13 +417,16 @@ int main(int argc, char **argv) {
   {
     char *msg;
     int first_operand;
-    cat_args_status as = cat_parse_options(argc, argv, &a->o, &first_operand, &msg);
+    cat_args_status as = catb_take_options(&argc, argv, &g_b, &msg);
+    if (as != CAT_ARGS_OK) args_failed(as, msg);
+    as = cat_parse_options(argc, argv, &a->o, &first_operand, &msg);
     if (as != CAT_ARGS_OK) args_failed(as, msg);
   }
   options *o = &a->o;
   if (o->stats && tfq_set_allocator(count_malloc, count_realloc, free) != TFQ_OK) die_oom();
   if (optind >= argc && isatty(STDIN_FILENO))
     usage_error("no input: name a FILE, or pipe data into standard input");
+  if (g_b.count || g_b.index || g_b.write_index) return catb_run(&g_b, o, argc, argv, optind);
 
   start_signals();
 

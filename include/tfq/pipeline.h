@@ -262,6 +262,23 @@ TFQ_API void tfq_pipeline_options_set_step(tfq_pipeline_options *o, int64_t reco
  * k % count == index; otherwise the records n (0-based in each file) with n % count == index.
  * Since: 0.3 */
 TFQ_API void tfq_pipeline_options_set_shard(tfq_pipeline_options *o, int64_t index, int64_t count);
+/* TFRecord input (TFQ_FORMAT_TFRECORD, _EXAMPLES, _TFRECORD_AUTO): each file's record index is
+ * the file "<file><suffix>" beside it (".idx" for tfq-cat --write-index's and DALI's
+ * tfrecord2idx's), one line "OFFSET SIZE" per record in file order: the record's first byte and
+ * its framed size (12 + payload + 4), in decimal.  For a GZIP or ZLIB file OFFSET is in the
+ * decompressed stream (tfq's extension: DALI cannot index those).  With a shard by record
+ * (set_shard with fewer files than `count`) each file's N records (its index's lines) split into
+ * `count` contiguous ranges, and shard `index` reads records [index*N/count, (index+1)*N/count)
+ * (integer division) from its first record's offset: an lseek in a plain file (the bytes before are
+ * not read), read through in a compressed one; the union over the shards is every record once.
+ * Without a shard by record the index is checked and not otherwise used.  NULL (the default):
+ * no index.  tfq_pipeline_new() fails with TFQ_NOT_FOUND for a missing index and
+ * TFQ_DATA_LOSS "<index>:<line>: ..." for one that is malformed, does not start at 0, is not
+ * contiguous, or (plain files) does not end at the file's size.
+ * @return TFQ_OK; TFQ_INVALID_ARGUMENT an empty suffix or one over 31 bytes.
+ * Ownership: `suffix` copied.  Thread-safety: as the options.  Since: 0.3 */
+TFQ_API tfq_code tfq_pipeline_options_set_index_suffix(tfq_pipeline_options *o, const char *suffix,
+                                                       tfq_status *st) TFQ_WARN_UNUSED;
 /* Bad records skipped before one stops the pipeline (default 0; -1: no limit).  Since: 0.3 */
 TFQ_API void tfq_pipeline_options_set_max_bad_records(tfq_pipeline_options *o, int64_t n);
 /* The deterministic mode (above).  Default off.  Since: 0.3 */

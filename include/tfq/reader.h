@@ -294,6 +294,44 @@ TFQ_API uint32_t tfq_crc32c_extend(uint32_t crc, const void *data, size_t n);
 TFQ_API uint32_t tfq_crc32c_mask(uint32_t crc);
 TFQ_API uint32_t tfq_crc32c_unmask(uint32_t masked);
 
+/* ---- whole-file scans (no record is decoded) -------------------------------------------------
+ * For tools that count or index records: tfq-cat --count and --index. */
+
+/* Called once per record by tfq_tfrecord_scan(), in file order: `offset` is the record's first
+ * byte (its length field) in the file's decompressed stream, `size` its whole framed size
+ * (12 + payload + 4 bytes), as DALI's tfrecord2idx writes them.  Return 0 to go on, nonzero to
+ * stop the scan (it then returns TFQ_CANCELLED). */
+typedef int (*tfq_tfrecord_scan_fn)(void *ctx, uint64_t offset, uint64_t size);
+
+/* Walks the TFRecord framing of `path` (compression NONE, ZLIB, GZIP or AUTO as for the
+ * readers), verifying both CRCs of every record, and calls `fn` (NULL: none) per record.
+ * *records (NULL: not wanted) is set to the number of good records before the end or the
+ * error.  Reads the file once, in buffer-sized pieces (a record larger than the buffer is
+ * CRC'd in pieces, never held whole).
+ * @return TFQ_OK; TFQ_DATA_LOSS with the reader's messages ("corrupted record at <o>",
+ *         "truncated record at <o>...", "truncated record header at <o>: ...", a corrupt
+ *         compressed stream); TFQ_NOT_FOUND, TFQ_PERMISSION_DENIED, TFQ_UNKNOWN ("<path>;
+ *         <strerror>"); TFQ_CANCELLED (fn stopped it); TFQ_RESOURCE_EXHAUSTED.
+ * Ownership: `path` borrowed.  Thread-safety: any (no shared state).  Since: 0.3 */
+TFQ_API tfq_code tfq_tfrecord_scan(const char *path, tfq_compression c, tfq_tfrecord_scan_fn fn,
+                                   void *ctx, int64_t *records, tfq_status *st) TFQ_WARN_UNUSED;
+
+/* The records of `path` (compression as for the readers; "/dev/stdin" is fine: the file is read
+ * once, front to back) without decoding any: for `kind` TFQ_READER_TFRECORD as
+ * tfq_tfrecord_scan() counts them (CRCs verified); for TFQ_READER_TEXT_LINE the lines a
+ * TextLineReader would read (a last line without '\n' and empty lines included, no length cap)
+ * less the first `skip_header_lines` (>= 0; fewer lines give 0); for (tfq_reader_kind)-1 the
+ * kind is sniffed from the first 12 decompressed bytes: a TFRecord length with its valid masked
+ * CRC32C is TFRECORD, anything else (an empty file too) TEXT_LINE.  *kind_out (NULL: not
+ * wanted) receives the kind counted; *records the records counted (on an error: the good ones
+ * before it).
+ * @return TFQ_OK; TFQ_INVALID_ARGUMENT another kind; as tfq_tfrecord_scan() for I/O, framing
+ *         and compressed-stream errors.
+ * Ownership: `path` borrowed.  Thread-safety: any.  Since: 0.3 */
+TFQ_API tfq_code tfq_record_count(const char *path, tfq_compression c, tfq_reader_kind kind,
+                                  int64_t skip_header_lines, int64_t *records,
+                                  tfq_reader_kind *kind_out, tfq_status *st) TFQ_WARN_UNUSED;
+
 TFQ_EXTERN_C_END
 
 #endif

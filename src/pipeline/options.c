@@ -58,6 +58,19 @@ tfq_code tfq_pipeline_options_add_file(tfq_pipeline_options *o, const char *path
 }
 
 void tfq_pipeline_options_set_format(tfq_pipeline_options *o, tfq_format f) { o->format = f; }
+
+tfq_code tfq_pipeline_options_set_index_suffix(tfq_pipeline_options *o, const char *suffix,
+                                               tfq_status *st) {
+  size_t n = suffix ? strlen(suffix) : 0;
+  if (n >= sizeof o->index_suffix)
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "index suffix longer than %zu bytes",
+                          sizeof o->index_suffix - 1);
+  if (suffix && n == 0)
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "index suffix must not be empty");
+  memcpy(o->index_suffix, suffix ? suffix : "", n + 1);
+  tfq_status_clear(st);
+  return TFQ_OK;
+}
 void tfq_pipeline_options_set_compression(tfq_pipeline_options *o, tfq_compression c) {
   o->compression = c;
 }

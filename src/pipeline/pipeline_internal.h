@@ -55,8 +55,9 @@ struct tfq_pipeline_options {
   int ragged; /* FixedLenSequence columns as values + row splits (set_ragged_sequences) */
   tfq_bad_record_fn bad_fn;
   void *bad_ctx;
-  int64_t infer_rows; /* CSV inference: records sampled; -1: tfq-cat's rule (infer.c) */
-  char *sample_file;  /* what inference reads, or NULL (owned, in a pipeline's copy too) */
+  int64_t infer_rows;    /* CSV inference: records sampled; -1: tfq-cat's rule (infer.c) */
+  char *sample_file;     /* what inference reads, or NULL (owned, in a pipeline's copy too) */
+  char index_suffix[32]; /* TFRecord indexes "<file><suffix>" (set_index_suffix), "": none */
 };
 
 /* One column of the spec string. */
@@ -149,6 +150,10 @@ typedef struct pl_file {
   char *path;
   int64_t size;
   tfq_compression comp;
+  /* sharded by its index (source.c, index_shard): this shard's records [rec_lo, rec_hi) of the
+   * file, the first at decompressed offset off_lo; rec_hi -1: the whole file, no index */
+  int64_t rec_lo, rec_hi;
+  uint64_t off_lo;
 } pl_file;
 
 /* The source of read steps; everything under src_mu. */
@@ -182,7 +187,7 @@ struct tfq_pipeline {
   const tfq_csv_options *csv;
   tfq_reader_options *ropts;
   tfq_reader_kind kind;
-  int shard_files; /* sharded by whole files (else by record number) */
+  int shard_files; /* the source shards: whole files, or indexed ranges (else decode.c by number) */
   int64_t capacity, mad, batch, step;
   uint64_t seed;
   uint64_t fp_options, fp_files; /* fingerprints (state.c) */
@@ -278,6 +283,11 @@ static inline void text_puts(pl_text *b, const char *s) { tfq__pl_text_add(b, s,
 /* source.c */
 /* Expands the inputs, reads sizes and compression, the header, sets up columns and readers. */
 tfq_code tfq__pl_setup(tfq_pipeline *p, tfq_status *st);
+/* index.c: checks each TFRecord file's index (o.index_suffix) and, sharding by record, gives
+ * the shard its range of each file (pl_file rec_lo, rec_hi, off_lo; then p->shard_files: the
+ * source shards).  Every file's rec_hi is -1 otherwise.  Called by tfq__pl_setup after the
+ * reader is set up. */
+tfq_code tfq__pl_index_shard(tfq_pipeline *p, tfq_status *st);
 /* Reads the next step (src_mu held): the step's records in *in (in->values, or in->span for CSV
  * lines in the reader's buffer; *base = the file's records before them), or a part added to `c`
  * (a read error, the end of the input), in->values and in->holder NULL.  TFQ_OK, or

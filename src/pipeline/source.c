@@ -299,6 +299,7 @@ tfq_code tfq__pl_setup(tfq_pipeline *p, tfq_status *st) {
   tfq_code rc = expand_files(p, st);
   if (!rc) rc = setup_columns(p, st);
   if (!rc) rc = setup_reader(p, st);
+  if (!rc) rc = tfq__pl_index_shard(p, st);
   if (!rc && !(p->src.order = tfq__calloc(p->nfiles, sizeof *p->src.order))) rc = TFQ__OOM(st);
   p->src.order_epoch = INT64_MAX; /* tfq__pl_epoch_order starts the stream */
   if (!rc) tfq__pl_epoch_order(p, 0);
@@ -369,11 +370,16 @@ static tfq_code open_file(tfq_pipeline *p, tfq_status *st) {
   pl_source *s = &p->src;
   tfq_queue_free(s->unit);
   s->unit = NULL;
+  const pl_file *f = &p->files[s->order[s->fpos]];
   tfq_code rc = tfq_reader_reset(s->reader, st);
-  if (!rc) rc = tfq__pl_unit_queue(p->files[s->order[s->fpos]].path, &s->unit, st);
+  if (!rc) rc = tfq__pl_unit_queue(f->path, &s->unit, st);
   if (rc) return rc;
   s->open = 1;
   s->file_records = 0;
+  if (f->rec_hi >= 0) { /* an indexed shard: its range of the file */
+    tfq__reader_start_at(s->reader, f->off_lo);
+    s->file_records = f->rec_lo;
+  }
   return TFQ_OK;
 }
 
@@ -387,7 +393,7 @@ static void close_file(tfq_pipeline *p) {
 
 tfq_code tfq__pl_source_seek(tfq_pipeline *p, int64_t skip, tfq_status *st) {
   tfq_code rc = open_file(p, st);
-  int64_t done = 0;
+  int64_t done = p->src.file_records; /* an indexed shard starts at its range */
   while (!rc && done < skip) {
     tfq_tensor *k = NULL, *v = NULL;
     int64_t n = skip - done < p->step ? skip - done : p->step;
@@ -551,7 +557,16 @@ tfq_code tfq__pl_read_step(tfq_pipeline *p, pl_chunk *c, pl_step *in, int64_t *b
       s->epoch_records += in->n;
       return TFQ_OK;
     }
-    rc = tfq_reader_read_up_to(s->reader, s->unit, p->step, &in->keys, &in->values, p->cancel, st);
+    int64_t want = p->step;
+    const pl_file *f = &p->files[s->order[s->fpos]];
+    if (f->rec_hi >= 0 && f->rec_hi - s->file_records < want) { /* an indexed shard's range */
+      want = f->rec_hi - s->file_records;
+      if (want <= 0) {
+        close_file(p);
+        continue;
+      }
+    }
+    rc = tfq_reader_read_up_to(s->reader, s->unit, want, &in->keys, &in->values, p->cancel, st);
     if (rc == TFQ_OUT_OF_RANGE) {
       close_file(p);
       continue;

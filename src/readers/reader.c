@@ -532,6 +532,12 @@ void tfq__reader_reset_locked(tfq_reader *r) {
   r->pend_code = TFQ_OK;
 }
 
+void tfq__reader_start_at(tfq_reader *r, uint64_t offset) {
+  tfq__lock(&r->mu);
+  r->start_at = offset;
+  tfq__unlock(&r->mu);
+}
+
 tfq_code tfq_reader_reset(tfq_reader *r, tfq_status *st) {
   tfq__lock(&r->mu);
   tfq__reader_reset_locked(r);

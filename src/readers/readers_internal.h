@@ -37,6 +37,9 @@ void tfq__instream_consume(tfq__instream *s, size_t n);
 tfq_compression tfq__instream_compression(const tfq__instream *s);
 /* Decompressed offset of the current position. */
 uint64_t tfq__instream_pos(const tfq__instream *s);
+/* Moves the position `n` decompressed bytes on: lseek past the buffer for a plain regular file,
+ * else reading through.  TFQ_OUT_OF_RANGE when the stream ends first; a stream's errors. */
+tfq_code tfq__instream_skip(tfq__instream *s, uint64_t n, tfq_status *st);
 /* Current buffer capacity (for tests and the line cap). */
 size_t tfq__instream_capacity(const tfq__instream *s);
 /* Shrinks a buffer that grew past its initial size back (when nothing large is buffered). */
@@ -54,6 +57,22 @@ tfq_code tfq__outstream_write(tfq__outstream *s, const void *p, size_t n, tfq_st
 tfq_code tfq__outstream_flush(tfq__outstream *s, tfq_status *st);
 /* Finishes the stream and closes the file; frees `s` in every case. */
 tfq_code tfq__outstream_close(tfq__outstream *s, tfq_status *st);
+
+/* ---- little-endian fields of the TFRecord framing (tfrecord.c, scan.c) ---- */
+static inline uint64_t tfq__le64(const char *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = (v << 8) | (unsigned char)p[i];
+  return v;
+}
+static inline uint32_t tfq__le32(const char *p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; i--) v = (v << 8) | (unsigned char)p[i];
+  return v;
+}
+
+/* tfrecord.c: a TFRecord header p[0..12) at offset o: *n the payload length, or DATA_LOSS with
+ * TF's messages (a length CRC mismatch, a length too large). */
+tfq_code tfq__tfrecord_header(const char *p, uint64_t o, uint64_t *n, tfq_status *st);
 
 /* ---- CRC32C (crc32c.c) ---- */
 uint32_t tfq__crc32c_sw(uint32_t crc, const void *p, size_t n);
@@ -109,9 +128,10 @@ struct tfq_reader {
   int pend_named;
   /* per file */
   tfq__instream *in;
-  int64_t index;  /* line number / record index */
-  uint64_t skip;  /* FixedLength: bytes of a hop still to skip */
-  size_t scanned; /* TextLine: bytes already searched for '\n' */
+  int64_t index;     /* line number / record index */
+  uint64_t skip;     /* FixedLength: bytes of a hop still to skip */
+  uint64_t start_at; /* TFRecord: the next work unit starts at this offset (tfq__reader_start_at) */
+  size_t scanned;    /* TextLine: bytes already searched for '\n' */
   /* the one thread that has taken lines for a read-decode op (tfq__reader_lines_begin and
    * tfq__reader_take_lines), and whether another has too: a reader several threads take lines
    * from must not hold its lock through their decodes */

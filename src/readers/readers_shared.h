@@ -67,4 +67,9 @@ int tfq__reader_take_span(tfq_reader *r, size_t want, int64_t max_lines, const c
 tfq_code tfq__reader_line_keys(const char *work, size_t work_len, int64_t first, int64_t n,
                                tfq_tensor **out, tfq_status *st);
 
+/* For a TFRecordReader: the next work unit it opens is read from decompressed offset `offset`
+ * (a record's first byte, from an index) instead of 0; the keys stay "<file>:<offset>".  Once.
+ * Thread-safety: any (the reader's lock is taken). */
+void tfq__reader_start_at(tfq_reader *r, uint64_t offset);
+
 #endif

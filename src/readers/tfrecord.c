@@ -12,24 +12,34 @@
 
 #include "readers_internal.h"
 
-static uint64_t le64(const char *p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; i--) v = (v << 8) | (unsigned char)p[i];
-  return v;
-}
-static uint32_t le32(const char *p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; i--) v = (v << 8) | (unsigned char)p[i];
-  return v;
-}
-static void put_le64(unsigned char *p, uint64_t v) {
+static void put_tfq__le64(unsigned char *p, uint64_t v) {
   for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
 }
-static void put_le32(unsigned char *p, uint32_t v) {
+static void put_tfq__le32(unsigned char *p, uint32_t v) {
   for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
 }
 
-static tfq_code tfrecord_start(tfq_reader *r, tfq_status *st) { return tfq__reader_open(r, st); }
+/* Opens the work unit, at r->start_at when tfq__reader_start_at() set one (then cleared). */
+tfq_code tfq__tfrecord_header(const char *p, uint64_t o, uint64_t *n, tfq_status *st) {
+  *n = tfq__le64(p);
+  if (tfq_crc32c_unmask(tfq__le32(p + 8)) != tfq_crc32c_extend(0, p, 8)) {
+    if (o == 0)
+      return tfq_status_set(st, TFQ_DATA_LOSS,
+                            "corrupted record at 0 (Is this even a TFRecord file?)");
+    return tfq_status_set(st, TFQ_DATA_LOSS, "corrupted record at %llu", (unsigned long long)o);
+  }
+  if (*n >= SIZE_MAX - 16 || *n > (uint64_t)1 << 62)
+    return tfq_status_set(st, TFQ_DATA_LOSS, "record size too large");
+  return TFQ_OK;
+}
+
+static tfq_code tfrecord_start(tfq_reader *r, tfq_status *st) {
+  uint64_t at = r->start_at;
+  r->start_at = 0;
+  tfq_code c = tfq__reader_open(r, st);
+  if (!c && at) c = tfq__instream_skip(r->in, at, st);
+  return c;
+}
 
 static tfq_code tfrecord_next(tfq_reader *r, tfq__sink *out, int *produced, int *at_end,
                               tfq_status *st) {
@@ -52,15 +62,9 @@ static tfq_code tfrecord_next(tfq_reader *r, tfq__sink *out, int *produced, int 
                           "bytes",
                           (unsigned long long)o, r->work, avail);
   }
-  uint64_t n = le64(p);
-  if (tfq_crc32c_unmask(le32(p + 8)) != tfq_crc32c_extend(0, p, 8)) {
-    if (o == 0)
-      return tfq_status_set(st, TFQ_DATA_LOSS,
-                            "corrupted record at 0 (Is this even a TFRecord file?)");
-    return tfq_status_set(st, TFQ_DATA_LOSS, "corrupted record at %llu", (unsigned long long)o);
-  }
-  if (n >= SIZE_MAX - 16 || n > (uint64_t)1 << 62)
-    return tfq_status_set(st, TFQ_DATA_LOSS, "record size too large");
+  uint64_t n;
+  c = tfq__tfrecord_header(p, o, &n, st);
+  if (c) return c;
   size_t need = (size_t)n + 16;
   c = tfq__instream_ensure(r->in, need, &p, &avail, st);
   if (c) return c;
@@ -69,7 +73,7 @@ static tfq_code tfrecord_next(tfq_reader *r, tfq__sink *out, int *produced, int 
         st, TFQ_DATA_LOSS, "truncated record at %llu' failed with %s", (unsigned long long)o,
         tfq__instream_compression(r->in) == TFQ_COMPRESSION_NONE ? "Read less bytes than requested"
                                                                  : "EOF reached");
-  if (tfq_crc32c_unmask(le32(p + 12 + n)) != tfq_crc32c_extend(0, p + 12, (size_t)n))
+  if (tfq_crc32c_unmask(tfq__le32(p + 12 + n)) != tfq_crc32c_extend(0, p + 12, (size_t)n))
     return tfq_status_set(st, TFQ_DATA_LOSS, "corrupted record at %llu",
                           (unsigned long long)(o + 12));
   c = tfq__reader_emit_num(r, out, o, p + 12, (size_t)n, st);
@@ -114,9 +118,9 @@ tfq_code tfq_tfrecord_writer_write(tfq_tfrecord_writer *w, const void *data, siz
                                    tfq_status *st) {
   if (!w->out) return closed(st);
   unsigned char head[12], foot[4];
-  put_le64(head, (uint64_t)len);
-  put_le32(head + 8, tfq_crc32c_mask(tfq_crc32c_extend(0, head, 8)));
-  put_le32(foot, tfq_crc32c_mask(tfq_crc32c_extend(0, data, len)));
+  put_tfq__le64(head, (uint64_t)len);
+  put_tfq__le32(head + 8, tfq_crc32c_mask(tfq_crc32c_extend(0, head, 8)));
+  put_tfq__le32(foot, tfq_crc32c_mask(tfq_crc32c_extend(0, data, len)));
   tfq_code c = tfq__outstream_write(w->out, head, 12, st);
   if (!c) c = tfq__outstream_write(w->out, data, len, st);
   if (!c) c = tfq__outstream_write(w->out, foot, 4, st);

@@ -413,6 +413,35 @@ void tfq__instream_consume(tfq__instream *s, size_t n) {
 }
 
 uint64_t tfq__instream_pos(const tfq__instream *s) { return s->base + s->pos; }
+
+tfq_code tfq__instream_skip(tfq__instream *s, uint64_t n, tfq_status *st) {
+  size_t buffered = s->len - s->pos;
+  size_t k = buffered < n ? buffered : (size_t)n;
+  tfq__instream_consume(s, k);
+  n -= k;
+  /* a plain file: past the buffered bytes by lseek (a pipe cannot: it is read through) */
+  if (n && s->comp == TFQ_COMPRESSION_NONE && !s->eof && s->len == 0) { /* nothing buffered */
+    struct stat sb;
+    if (fstat(s->fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+        lseek(s->fd, (off_t)n, SEEK_CUR) != (off_t)-1) {
+      s->base += n;
+      n = 0;
+    }
+  }
+  while (n) {
+    const char *p;
+    size_t avail;
+    tfq_code c = tfq__instream_ensure(s, 1, &p, &avail, st);
+    if (c) return c;
+    if (avail == 0)
+      return tfq_status_set(st, TFQ_OUT_OF_RANGE, "%s ends before offset %llu", s->path,
+                            (unsigned long long)(tfq__instream_pos(s) + n));
+    k = avail < n ? avail : (size_t)n;
+    tfq__instream_consume(s, k);
+    n -= k;
+  }
+  return TFQ_OK;
+}
 size_t tfq__instream_capacity(const tfq__instream *s) { return s->cap; }
 
 void tfq__instream_trim(tfq__instream *s) {
