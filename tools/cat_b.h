@@ -32,6 +32,14 @@ cat_args_status catb_take_options(int *argc, char **argv, cat_b_opts *b, char **
  * returns the exit status (0, 1 a data or I/O error; usage errors exit 2). */
 int catb_run(const cat_b_opts *b, const options *o, int argc, char **argv, int first);
 
+/* Without -f (and nothing that implies a format), the first input's format by its content
+ * (cat_sniff.c): TFRecord by its framing over any name, CSV on standard input or a name that
+ * says nothing when the first lines split alike at , TAB ; | or SPACE; with -f csv or a .csv
+ * name, a delimiter other than ',' that splits them.  Notes on standard error (not with -q);
+ * a binary file read as lines gets a "binary file?" hint.  Updates o->format, o->field_delim,
+ * o->field_delim_set.  Standard input's bytes are peeked (stdin_peek), not consumed. */
+void sniff_format(options *o, const char *first);
+
 /* Adds --use-index and --shard to the pipeline's options (usage error on a bad pair). */
 void catb_pipeline_options(const cat_b_opts *b, tfq_pipeline_options *po);
 

@@ -208,6 +208,35 @@ int stdin_header(char *line, size_t cap) {
   return 0;
 }
 
+size_t stdin_peek(size_t want, const char **p) {
+  static char *file_prefix; /* a regular file's first bytes */
+  struct stat sb;
+  if (!g_unread && fstat(STDIN_FILENO, &sb) == 0 && S_ISREG(sb.st_mode) &&
+      lseek(STDIN_FILENO, 0, SEEK_CUR) == 0) {
+    free(file_prefix);
+    file_prefix = xmalloc(want ? want : 1);
+    ssize_t r = pread(STDIN_FILENO, file_prefix, want, 0);
+    *p = file_prefix;
+    return r > 0 ? (size_t)r : 0;
+  }
+  if (g_unread_n < want) g_unread = xrealloc(g_unread, want);
+  while (g_unread_n < want) {
+    if (g_unread_n > 0) { /* a slow stream: what came within 200 ms */
+      struct pollfd pfd = {STDIN_FILENO, POLLIN, 0};
+      int pr = poll(&pfd, 1, 200);
+      if (pr == 0) break;
+      if (pr < 0 && errno == EINTR) continue;
+    }
+    ssize_t r = read(STDIN_FILENO, g_unread + g_unread_n, want - g_unread_n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    g_unread_n += (size_t)r;
+  }
+  if (!g_unread) g_unread = xmalloc(1); /* kept: setup_stdin takes the pipe path */
+  *p = g_unread;
+  return g_unread_n;
+}
+
 void setup_stdin(input_file *f, const options *o, in_format fmt, int need_sample) {
   struct stat sb;
   if (!g_unread && fstat(STDIN_FILENO, &sb) == 0 && S_ISREG(sb.st_mode) &&
@@ -225,7 +254,7 @@ void setup_stdin(input_file *f, const options *o, in_format fmt, int need_sample
                 o->num_epochs);
   /* Read a prefix: enough lines for inference, or the magic bytes. */
   size_t want_lines = need_sample ? (size_t)o->skip_header_lines + INFER_ROWS + 1 : 0;
-  size_t cap = 1 << 16, n = 0;
+  size_t cap = g_unread_n > ((size_t)1 << 16) ? g_unread_n : (size_t)1 << 16, n = 0;
   char *buf = xmalloc(cap);
   if (g_unread) { /* what stdin_header took */
     memcpy(buf, g_unread, g_unread_n);

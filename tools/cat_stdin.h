@@ -24,6 +24,12 @@ void stdin_want_trailer(void);
  * it), or NULL.  Meaningful once the reader has seen the end of standard input. */
 const char *stdin_trailer_error(void);
 
+/* Standard input's first bytes, at most `want`: fewer at its end, or when nothing more arrives
+ * within 200 ms once some came.  Nothing is consumed: a pipe's bytes are kept and given to the
+ * pipeline by setup_stdin(), a regular file is read with pread.  *p is valid until
+ * setup_stdin().  Call before setup_stdin(). */
+size_t stdin_peek(size_t want, const char **p);
+
 /* Ends the reader's blocking read() on the pump's pipe: its write end becomes /dev/null.  Call
  * after the pipeline was asked to stop.  Thread-safe; nothing when there is no pump. */
 void pump_detach_reader(void);

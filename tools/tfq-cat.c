@@ -432,6 +432,7 @@ int main(int argc, char **argv) {
 
   /* The format: -f, else the first named file's extension; -d implies csv. */
   const char *first = optind < argc ? argv[optind] : "-";
+  sniff_format(o, first);
   cat_plan plan;
   char *msg;
   cat_args_status as = cat_resolve(o, first, &plan, &msg);

@@ -154,6 +154,7 @@ typedef struct pl_file {
    * file, the first at decompressed offset off_lo; rec_hi -1: the whole file, no index */
   int64_t rec_lo, rec_hi;
   uint64_t off_lo;
+  int stream; /* a pipe, FIFO, socket or device: a step takes the lines in, not a full buffer */
 } pl_file;
 
 /* The source of read steps; everything under src_mu. */

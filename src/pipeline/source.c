@@ -32,6 +32,7 @@ static tfq_code add_path(tfq_pipeline *p, const char *path, size_t *cap, tfq_sta
   memset(f, 0, sizeof *f);
   if (!(f->path = tfq__strdup(path))) return TFQ__OOM(st);
   f->size = (int64_t)sb.st_size;
+  f->stream = !S_ISREG(sb.st_mode);
   p->nfiles++;
   return TFQ_OK;
 }
@@ -450,6 +451,13 @@ void tfq__pl_recycle_lines(tfq_pipeline *p, tfq_tensor *vt) {
   tfq_tensor_free(vt);
 }
 
+/* The bytes a span step wants buffered: a full buffer from a file; from a stream (a pipe) what
+ * has arrived, at least one whole line, so that a batch waits for its own records and no more
+ * (a full buffer would wait for 256 KiB or the end of the stream). */
+static size_t span_want(const tfq_pipeline *p) {
+  return p->files[p->src.order[p->src.fpos]].stream ? 1 : SIZE_MAX;
+}
+
 /* One reader thread, CSV, no keys, no sharding by record: decodes the lines where they lie in
  * the reader's buffer under its lock (the read-decode op's span path: no scan for their ends, no
  * copy of them, string fields views of the buffer as in decode_span; with one thread nobody waits
@@ -465,7 +473,7 @@ static int span_step(tfq_pipeline *p, pl_chunk *c, pl_step *in, tfq_status *st) 
   int at_end;
   int64_t first;
   tfq_tensor *holder;
-  if (!tfq__reader_lines_begin(p->src.reader, SIZE_MAX, &buf, &len, &at_end, &holder)) return 0;
+  if (!tfq__reader_lines_begin(p->src.reader, span_want(p), &buf, &len, &at_end, &holder)) return 0;
   tfq_tuple *cols = NULL;
   pl_part *q = tfq__pl_part_new(PART_RECORDS);
   tfq_status s;
@@ -506,7 +514,7 @@ static int take_span(tfq_pipeline *p, pl_step *in) {
   if (p->o.format != TFQ_FORMAT_CSV || p->kind != TFQ_READER_TEXT_LINE || p->o.keys ||
       (p->o.shard_n > 1 && !p->shard_files))
     return 0;
-  if (!tfq__reader_take_span(p->src.reader, SIZE_MAX, p->step, &in->span, &in->span_len, &in->n,
+  if (!tfq__reader_take_span(p->src.reader, span_want(p), p->step, &in->span, &in->span_len, &in->n,
                              &in->first, &in->holder))
     return 0;
   const pl_file *f = &p->files[p->src.order[p->src.fpos]];
