@@ -25,7 +25,15 @@ const char catb_usage_text[] =
     "                           file's records into N contiguous ranges, seeking to its range\n"
     "      --shard I/N          read shard I of N (0 <= I < N): with at least N files every N-th\n"
     "                           file, otherwise every N-th record of each file (with --use-index\n"
-    "                           the I-th of N contiguous ranges)\n";
+    "                           the I-th of N contiguous ranges)\n"
+    "\nSchema, sample, progress:\n"
+    "      --schema             print the columns (name, type, shape) and the -d or --features\n"
+    "                           line to paste, then exit; nothing else is read\n"
+    "      --sample N           print N records drawn uniformly from the whole input (reservoir\n"
+    "                           sampling, repeatable with --seed), as one batch\n"
+    "      --progress, --no-progress\n"
+    "                           the progress line on standard error (default: on a terminal,\n"
+    "                           after 2 s, when standard output is not one or -o none)\n";
 
 static char *fmt_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *fmt_msg(const char *fmt, ...) {
@@ -79,6 +87,9 @@ static int takes_value(const char *a) {
   return 0;
 }
 
+/* A --select-cols value holding something other than digits and commas (a name). */
+static int has_name(const char *v) { return v[strspn(v, "0123456789,")] != '\0'; }
+
 static int parse_shard(const char *s, cat_b_opts *b) {
   char *e;
   errno = 0;
@@ -109,6 +120,31 @@ cat_args_status catb_take_options(int *argc, char **argv, cat_b_opts *b, char **
       *flag = 1;
       continue;
     }
+    if (strcmp(a, "--progress") == 0 || strcmp(a, "--no-progress") == 0) {
+      b->progress = a[2] == 'n' ? -1 : 1;
+      continue;
+    }
+    if ((strcmp(a, "--select-cols") == 0 && i + 1 < n && has_name(argv[i + 1])) ||
+        (strncmp(a, "--select-cols=", 14) == 0 && has_name(a + 14))) {
+      b->select_names = a[13] == '=' ? a + 14 : argv[++i];
+      continue;
+    }
+    if (strcmp(a, "--schema") == 0) {
+      b->schema = 1;
+      continue;
+    }
+    if (strcmp(a, "--sample") == 0 || strncmp(a, "--sample=", 9) == 0) {
+      const char *v = a[8] == '=' ? a + 9 : (i + 1 < n ? argv[++i] : NULL);
+      char *e;
+      errno = 0;
+      long long k = v ? strtoll(v, &e, 10) : 0;
+      if (!v || errno || e == v || *e || k < 1) {
+        *msg = fmt_msg("invalid --sample '%s' (expected a count N >= 1)", v ? v : "");
+        return *msg ? CAT_ARGS_USAGE : CAT_ARGS_NOMEM;
+      }
+      b->sample = k;
+      continue;
+    }
     if (strcmp(a, "--shard") == 0 || strncmp(a, "--shard=", 8) == 0) {
       const char *v = a[7] == '=' ? a + 8 : (i + 1 < n ? argv[++i] : NULL);
       if (!v) {
@@ -132,10 +168,10 @@ cat_args_status catb_take_options(int *argc, char **argv, cat_b_opts *b, char **
     *msg = fmt_msg("--count, --index and --write-index go one at a time");
     return *msg ? CAT_ARGS_USAGE : CAT_ARGS_NOMEM;
   }
-  if (modes && (b->use_index || b->shard_set)) {
+  if (modes && (b->use_index || b->shard_set || b->sample || b->schema)) {
     *msg = fmt_msg(
-        "--use-index and --shard read batches: not with --count, --index or "
-        "--write-index");
+        "--use-index, --shard, --sample and --schema read records: not with --count, "
+        "--index or --write-index");
     return *msg ? CAT_ARGS_USAGE : CAT_ARGS_NOMEM;
   }
   return CAT_ARGS_OK;

@@ -95,6 +95,8 @@ typedef struct {
   atomic_int done;
   pthread_mutex_t mu;
   pthread_cond_t cv;
+  double delay; /* seconds before the first line (the terminal's default: 2) */
+  int shown;
 } progress_ctx;
 
 static void *progress_main(void *arg) {
@@ -114,6 +116,8 @@ static void *progress_main(void *arg) {
     tfq_pipeline_stats ps = {.size = sizeof ps};
     if (!st || tfq_pipeline_get_stats(pc->a->p, &ps, st) != TFQ_OK) continue;
     double dt = now_s() - pc->t0;
+    if (dt < pc->delay) continue; /* the default: long runs only */
+    pc->shown = 1;
     fprintf(stderr,
             "\r\033[K" PROG ": %" PRId64 " records read, %.0f/s, queue %" PRId64 "/%" PRId64,
             ps.records_read, dt > 0 ? (double)ps.records_read / dt : 0.0, ps.buffer_records,
@@ -432,7 +436,13 @@ int main(int argc, char **argv) {
 
   /* The format: -f, else the first named file's extension; -d implies csv. */
   const char *first = optind < argc ? argv[optind] : "-";
+  if (g_b.select_names && o->format == FMT_AUTO) o->format = FMT_CSV;
   sniff_format(o, first);
+  if (g_b.schema) o->shuffle = 0; /* no seed note */
+  if (g_b.sample) {               /* the whole input, in input order: the reservoir draws */
+    o->shuffle = 0;
+    o->batches = 0;
+  }
   cat_plan plan;
   char *msg;
   cat_args_status as = cat_resolve(o, first, &plan, &msg);
@@ -445,14 +455,16 @@ int main(int argc, char **argv) {
 
   int need_sample = a->fmt == FMT_CSV && (!o->record_defaults || o->skip_header_lines > 0);
   if (plan.examples != EX_NONE && !ex) need_sample = 1; /* Example detection or inference */
+  if (g_b.select_names) need_sample = 1;                /* the names are looked up in the sample */
   check_files(a, argc, argv, need_sample);
+  if (g_b.select_names) select_by_name(a, g_b.select_names);
 
   if (!o->seed_set) {
     uint64_t s = 0;
     if (getrandom(&s, sizeof s, 0) != (ssize_t)sizeof s)
       s = (uint64_t)time(NULL) ^ (uint64_t)getpid();
     o->seed = s & (((uint64_t)1 << 63) - 1);
-    if (o->shuffle && !o->quiet)
+    if ((o->shuffle || g_b.sample) && !o->quiet)
       warnx_("seed %" PRIu64 " (--seed=%" PRIu64 " repeats the order with -j 1)", o->seed, o->seed);
   }
 
@@ -486,6 +498,15 @@ int main(int argc, char **argv) {
              a->files[0].display, tfq_pipeline_first_non_example(p));
   }
   plan_columns(a, ex);
+  if (g_b.schema) { /* the columns, then exit: nothing more is read */
+    int rc = print_schema(a);
+    tfq_pipeline_stop(p);
+    pump_detach_reader();
+    tfq_pipeline_free(p);
+    example_free(ex);
+    return rc;
+  }
+  cat_sample *smp = g_b.sample ? sample_new(p, g_b.sample, o->seed) : NULL;
   atomic_store(&g_pipeline, p);
   if (atomic_load(&g_signal)) return 128 + atomic_load(&g_signal);
 
@@ -495,10 +516,13 @@ int main(int argc, char **argv) {
     print_error(a, st);
     return EXIT_DATA;
   }
-  progress_ctx pc = {a, t0, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+  progress_ctx pc = {a, t0, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
   pthread_t progress_th;
   int progress = 0;
-  if (o->stats && !o->quiet && isatty(STDERR_FILENO) &&
+  /* --stats or --progress on a terminal; by default there too, after 2 s (--no-progress: never) */
+  int want_progress = g_b.progress > 0 || (g_b.progress == 0 && (o->stats || o->batches == 0));
+  if (!o->stats && g_b.progress == 0) pc.delay = 2.0;
+  if (want_progress && !o->quiet && isatty(STDERR_FILENO) &&
       (o->output == OUT_NONE || !isatty(STDOUT_FILENO))) {
     progress = pthread_create(&progress_th, NULL, progress_main, &pc) == 0;
     if (!progress) warnx_("no progress line: cannot start its thread");
@@ -535,6 +559,10 @@ int main(int argc, char **argv) {
       allocs_first = allocs_now();
       records_first = a->records_out + n;
     }
+    if (smp) { /* --sample: offered to the reservoir, printed at the end */
+      sample_add(smp, b, n);
+      continue;
+    }
     emit_batch(a, b, n);
     allocs_last = allocs_now();
     a->batches_out++;
@@ -545,6 +573,8 @@ int main(int argc, char **argv) {
     }
   }
   tfq_tuple_free(b);
+  if (smp && !data_error && !atomic_load(&g_signal)) sample_emit(a, smp);
+  sample_free(smp);
   if (!a->out_error && out_flush(a, 1) && a->out_error == EPIPE) epipe = 1;
 
   /* Stop: the readers, the stdin pump's reader; the stats before the pipeline goes. */
@@ -557,7 +587,7 @@ int main(int argc, char **argv) {
     pthread_mutex_unlock(&pc.mu);
     pthread_join(progress_th, NULL);
   }
-  if (o->stats && !o->quiet && isatty(STDERR_FILENO)) fputs("\r\033[K", stderr);
+  if ((o->stats || pc.shown) && !o->quiet && isatty(STDERR_FILENO)) fputs("\r\033[K", stderr);
   if (tfq_pipeline_get_stats(p, &ps, st) != TFQ_OK) memset(&ps, 0, sizeof ps);
   atomic_store(&g_pipeline, NULL);
   int sig = atomic_load(&g_signal);
