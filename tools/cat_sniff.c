@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cat_app.h"
@@ -90,6 +91,31 @@ static size_t binary_bytes(const unsigned char *m, size_t n) {
   return k;
 }
 
+/* Whether compressed bytes m[0..n) (a file's first ones) inflate to a TFRecord framing: the
+ * library's tfq_record_count sniffs it from a memfd holding them (the cut stream's error after
+ * the sniff is of no concern). */
+static int compressed_tfrecord(const options *o, const unsigned char *m, size_t n) {
+  int fd = memfd_create("tfq-cat-sniff", MFD_CLOEXEC);
+  if (fd < 0) return 0;
+  int is = 0;
+  if (write_all(fd, (const char *)m, n) == 0) {
+    char path[64];
+    snprintf(path, sizeof path, "/dev/fd/%d", fd);
+    tfq_status *st = tfq_status_new();
+    int64_t k;
+    tfq_reader_kind kind = TFQ_READER_TEXT_LINE;
+    tfq_compression c =
+        o->compression == COMP_AUTO ? TFQ_COMPRESSION_AUTO : (tfq_compression)o->compression;
+    if (st && tfq_record_count(path, c, (tfq_reader_kind)-1, 0, &k, &kind, st) != TFQ_OK) {
+      /* a prefix cut inside a record: the kind was sniffed before */
+    }
+    is = kind == TFQ_READER_TFRECORD;
+    tfq_status_free(st);
+  }
+  close(fd);
+  return is;
+}
+
 static void binary_hint(const options *o, const char *first, size_t bin, size_t n) {
   if (!o->quiet)
     warnx_("%s: binary file? %zu of its first %zu bytes are not text (-f tfrecord, -f fixed?)",
@@ -100,7 +126,7 @@ void sniff_format(options *o, const char *first) {
   int by_name = strcmp(first, "-") != 0;
   if (o->format != FMT_AUTO) {
     if (o->format != FMT_CSV || o->field_delim_set) return;
-  } else if (o->record_defaults || o->features || o->raw || o->nselect || o->field_delim_set) {
+  } else if (o->record_defaults || o->features || o->nselect || o->field_delim_set) {
     return; /* they imply their format (cat_resolve) */
   }
   const char *m;
@@ -123,7 +149,15 @@ void sniff_format(options *o, const char *first) {
   int compressed = o->compression > 0 || (o->compression == COMP_AUTO &&
                                           tfq_compression_detect(u, n, by_name ? first : NULL, 1) !=
                                               TFQ_COMPRESSION_NONE);
-  if (compressed || n == 0) goto done; /* the name decides (the tools read no gzip) */
+  if (n == 0) goto done;
+  if (compressed) { /* TFRecord inside? (the library inflates the first bytes) */
+    if (named != FMT_TFRECORD && compressed_tfrecord(o, u, n)) {
+      o->format = FMT_TFRECORD;
+      if (!o->quiet)
+        warnx_("%s: compressed TFRecord records (by their framing; -f text reads lines)", first);
+    }
+    goto done; /* else the name decides */
+  }
   size_t bin = binary_bytes(u, n);
   if (o->format == FMT_CSV) {
     /* -f csv without --field-delim: a ',' that does not split the lines, another that does */

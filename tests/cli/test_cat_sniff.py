@@ -11,8 +11,9 @@ against an oracle that is not tfq-cat:
               Python's csv module's
   delimiters  TAB, ';', '|' and SPACE on standard input, and ';', '|', TAB in a .csv file:
               the note names the delimiter and the values equal csv.reader's with it
-  tfrecord    TFRecord on standard input and in a file named data.rec: read as records (the
-              payloads a framing walk written in tests/cli/test_cat_records.py finds)
+  tfrecord    TFRecord on standard input (plain, gzip, with --raw) and in files named data.rec
+              and blob.gz: read as records (the payloads a framing walk written in
+              tests/cli/test_cat_records.py finds)
   binary      a binary file read as CSV or lines gets the "binary file?" hint
 
   test_cat_sniff.py --tfq-cat PATH --workdir DIR
@@ -138,7 +139,13 @@ def part_content(wd):
     want = sorted(p for _, _, p in walk(data))
     with open("data.rec", "wb") as f:
         f.write(data)
-    for name, args, stdin in (("stdin", [], data), ("data.rec", ["data.rec"], None)):
+    import gzip
+    with open("blob.gz", "wb") as f:
+        f.write(gzip.compress(data))
+    for name, args, stdin in (("stdin", [], data), ("data.rec", ["data.rec"], None),
+                              ("gzip stdin", [], gzip.compress(data)),
+                              ("blob.gz", ["blob.gz"], None),
+                              ("stdin --raw", ["--raw"], data)):
         rc, out, err = run(["--no-shuffle", "-n", "0", "-b", "8", "-o", "csv"] + args,
                            stdin=stdin)
         got = sorted(r[0].encode() for r in rows_of(out))
