@@ -49,11 +49,13 @@ const char *tfq__csv_quote_stop_avx2(const char **at, const char *end, unsigned 
 static inline const char *tfq__csv_stop(int simd, const char *p, const char *end, const char *lim,
                                         unsigned char delim, int q) {
 #if TFQ__CSV_X86
-  if (simd == TFQ__SIMD_AVX2) return tfq__csv_stop_avx2(p, end, lim, delim, q);
-  if (simd == TFQ__SIMD_SSE2) {
+  if (simd >= TFQ__SIMD_SSE2) {
     const __m128i vd = _mm_set1_epi8((char)delim), vn = _mm_set1_epi8('\n'),
                   vr = _mm_set1_epi8('\r'), vq = _mm_set1_epi8(q ? '"' : (char)delim);
-    while (lim - p >= 16) {
+    /* AVX2 takes over after the first 16 bytes: most fields end within them, and the inline
+     * step is cheaper than the call to the AVX2 kernel (measured on DM: ~4% of the decode) */
+    for (int step = 0; lim - p >= 16; step++) {
+      if (step == 1 && simd == TFQ__SIMD_AVX2) return tfq__csv_stop_avx2(p, end, lim, delim, q);
       __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
       __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, vd), _mm_cmpeq_epi8(v, vq)),
                                _mm_or_si128(_mm_cmpeq_epi8(v, vn), _mm_cmpeq_epi8(v, vr)));
