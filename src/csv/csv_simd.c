@@ -54,27 +54,6 @@ const char *tfq__csv_simd_name(int level) {
 #if TFQ__CSV_X86
 #define AVX2 __attribute__((target("avx2")))
 
-AVX2 const char *tfq__csv_stop_avx2(const char *p, const char *end, const char *lim,
-                                    unsigned char delim, int q) {
-  const __m256i vd = _mm256_set1_epi8((char)delim), vn = _mm256_set1_epi8('\n'),
-                vr = _mm256_set1_epi8('\r'), vq = _mm256_set1_epi8(q ? '"' : (char)delim);
-  while (lim - p >= 32) {
-    __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)p);
-    __m256i m =
-        _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(v, vd), _mm256_cmpeq_epi8(v, vq)),
-                        _mm256_or_si256(_mm256_cmpeq_epi8(v, vn), _mm256_cmpeq_epi8(v, vr)));
-    unsigned mask = (unsigned)_mm256_movemask_epi8(m);
-    if (mask) {
-      const char *x = p + __builtin_ctz(mask);
-      return x < end ? x : NULL;
-    }
-    p += 32;
-    if (p >= end) return NULL;
-  }
-  /* fewer than 32 loadable bytes: the SSE2 step, then bytes */
-  return tfq__csv_stop(TFQ__SIMD_SSE2, p, end, lim, delim, q);
-}
-
 AVX2 size_t tfq__csv_count_nl_avx2(const char *buf, size_t len, size_t *done) {
   size_t n = 0, i = 0;
   const __m256i vn = _mm256_set1_epi8('\n'), zero = _mm256_setzero_si256();
