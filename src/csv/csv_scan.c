@@ -176,19 +176,14 @@ __attribute__((target("avx2"))) static int tok_fast_avx2(TOK_FAST_ARGS) {
 }
 #endif
 
-int tfq__tok_fast(const char *rec, size_t len, unsigned char delim, int use_quote,
-                  const tfq__csv_sel *sel, tfq__span *spans, size_t cap, size_t *nkept,
-                  tfq__lcsv *lc) {
+tfq__tok_fast_fn tfq__tok_fast_for(int simd) {
 #if TFQ__CSV_X86
-  switch (tfq__csv_simd()) {
-    case TFQ__SIMD_AVX2:
-      return tok_fast_avx2(rec, len, delim, use_quote, sel, spans, cap, nkept, lc);
-    case TFQ__SIMD_SSE2:
-      return tok_fast_sse2(rec, len, delim, use_quote, sel, spans, cap, nkept, lc);
-    default: break;
-  }
+  if (simd == TFQ__SIMD_AVX2) return tok_fast_avx2;
+  if (simd == TFQ__SIMD_SSE2) return tok_fast_sse2;
+#else
+  (void)simd;
 #endif
-  return tok_fast_scalar(rec, len, delim, use_quote, sel, spans, cap, nkept, lc);
+  return tok_fast_scalar;
 }
 
 /* ---- scalar reference: TensorFlow's loop, step by step ---- */

@@ -431,6 +431,7 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
     fr.view_lo = src->cur;
     fr.view_hi = src->end;
   }
+  const tfq__tok_fast_fn tok_fast = tfq__tok_fast_for(fr.simd);
   size_t count = n;
   for (size_t i = 0; i < n; i++) {
     const char *rec;
@@ -456,17 +457,15 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
     if (path == TFQ__PATH_REF) {
       r = tfq__tok_ref(rec, len, delim, q, &sel, spans, ncol, &kept, &sc);
     } else {
-      r = path == TFQ__PATH_LIBCSV
-              ? TFQ__TOK_HAS_QUOTE
-              : tfq__tok_fast(rec, len, delim, q, &sel, spans, ncol, &kept, lc);
+      r = path == TFQ__PATH_LIBCSV ? TFQ__TOK_HAS_QUOTE
+                                   : tok_fast(rec, len, delim, q, &sel, spans, ncol, &kept, lc);
       if (r == TFQ__TOK_HAS_QUOTE) {
         if (!lc && !(lc = tfq__lcsv_new(delim))) {
           rc = TFQ__OOM(st);
           goto fail;
         }
-        r = path == TFQ__PATH_LIBCSV
-                ? tfq__lcsv_record(lc, rec, len, &sel, spans, ncol, &kept)
-                : tfq__tok_fast(rec, len, delim, q, &sel, spans, ncol, &kept, lc);
+        r = path == TFQ__PATH_LIBCSV ? tfq__lcsv_record(lc, rec, len, &sel, spans, ncol, &kept)
+                                     : tok_fast(rec, len, delim, q, &sel, spans, ncol, &kept, lc);
       }
     }
     if (r != TFQ__TOK_OK) {
