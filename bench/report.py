@@ -487,8 +487,8 @@ def wm_mixed(run, build, data):
     out = run.step("WM-mixed", [PY, os.path.join(ROOT, "bench", "bench_mixed.py"), "--build",
                                 build, "--python", PY, "--data", data, "--runs",
                                 "5" if run.quick else "15"], timeout=1800)
-    roles = {"lines": "tfq", "buffer": "tfq", "no-shuffle": "tfq", "shuffle": "tfq",
-             "parts-1": "tfq", "parts-2": "tfq"}
+    roles = {"lines": "tfq", "buffer": "tfq", "no-shuffle": "tfq", "no-shuffle-1cpu": "tfq",
+             "shuffle": "tfq", "parts-1": "tfq", "parts-2": "tfq"}
     for r in json_rows(out):
         if r.get("bench") == "mixed":
             run.add(WM, r["impl"], "throughput", r["mb_per_s"], "MB/s", roles.get(r["impl"], "peer"),
