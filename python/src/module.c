@@ -259,7 +259,8 @@ PyMODINIT_FUNC PyInit__tfq(void) {
   PyObject *m = PyModule_Create(&module_def);
   if (m == NULL) return NULL;
   if (tfqpy_tensor_init_type(m) < 0 || tfqpy_pipeline_init_type(m) < 0 ||
-      tfqpy_queue_init_type(m) < 0 || tfqpy_reader_init_type(m) < 0) {
+      tfqpy_queue_init_type(m) < 0 || tfqpy_reader_init_type(m) < 0 ||
+      tfqpy_train_init_type(m) < 0) {
     Py_DECREF(m);
     return NULL;
   }

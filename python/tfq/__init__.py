@@ -10,6 +10,7 @@ classes; tfq.errors: TF's exception classes.  TensorFlow is not needed; numpy is
 from . import _tfq, errors
 from . import io
 from . import data
+from . import train
 from .ops import decode_csv
 from .queues import FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue
 from .readers import (FixedLengthRecordReader, IdentityReader, ReaderBase, TextLineReader,
@@ -22,4 +23,4 @@ __version__ = library_version  # one version: meson.build's project(), libtfq's 
 
 __all__ = ["FixedLengthRecordReader", "IdentityReader", "ReaderBase", "TextLineReader",
            "TFRecordReader", "WholeFileReader", "FIFOQueue", "PaddingFIFOQueue", "PriorityQueue", "QueueBase", "RandomShuffleQueue",
-           "data", "decode_csv", "errors", "io", "library_version"]
+           "data", "decode_csv", "errors", "io", "library_version", "train"]
