@@ -1,4 +1,4 @@
-from . import data as data, errors as errors, io as io
+from . import data as data, errors as errors, io as io, train as train
 from .ops import decode_csv as decode_csv
 
 __version__: str
