@@ -10,3 +10,5 @@ from .readers import (FixedLengthRecordReader as FixedLengthRecordReader,
                       IdentityReader as IdentityReader, ReaderBase as ReaderBase,
                       TextLineReader as TextLineReader, TFRecordReader as TFRecordReader,
                       WholeFileReader as WholeFileReader)
+from .train import (Session as Session, global_variables_initializer as global_variables_initializer,
+                    local_variables_initializer as local_variables_initializer, stack as stack)

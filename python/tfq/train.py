@@ -42,9 +42,10 @@ from . import _tfq, errors
 from .data import _numpy
 
 __all__ = ["Coordinator", "QueueRunner", "Session", "Tensor", "add_queue_runner", "batch",
+           "global_variables_initializer", "local_variables_initializer",
            "batch_join", "input_producer", "limit_epochs", "maybe_batch", "maybe_batch_join",
            "maybe_shuffle_batch", "maybe_shuffle_batch_join", "range_input_producer",
-           "shuffle_batch", "shuffle_batch_join", "slice_input_producer", "start_queue_runners",
+           "shuffle_batch", "shuffle_batch_join", "slice_input_producer", "stack", "start_queue_runners",
            "string_input_producer"]
 
 # TF's random_seed.DEFAULT_GRAPH_SEED: a graph without a seed gives op seed s the pair (87654321, s)
@@ -105,6 +106,32 @@ class _DecodeCsvOp(_Op):
     def _run(self, cache):
         from .ops import decode_csv
         return decode_csv(_eval(self.value, cache), **self.kwargs)
+
+
+class _StackOp(_Op):
+    """tf.stack of scalar decoded columns (axis 0): one [n] value per record."""
+
+    def __init__(self, values):
+        self.values = list(values)
+        self.outputs = (Tensor(self, 0, values[0].dtype, (len(values),)),)
+
+    def _run(self, cache):
+        return [_numpy().stack([_eval(v, cache) for v in self.values])]
+
+
+def stack(values, axis=0, name="stack"):
+    """tf.stack: of deferred scalar columns of one decode_csv (as TF1's `tf.stack([x1, x2])`
+    before a batcher or an enqueue), a deferred [n] value that the C op stacks as it decodes;
+    of anything else, numpy's stack."""
+    values = list(values)
+    if values and any(_deferred(v) for v in values):
+        ops = {id(v.op) for v in values}
+        if (axis != 0 or len(ops) != 1 or not isinstance(values[0].op, _DecodeCsvOp) or
+                values[0].shape != () or len({v.dtype for v in values}) != 1):
+            raise NotImplementedError("tfq.stack of deferred values: scalar columns of one "
+                                      "decode_csv of the same dtype, axis 0")
+        return _StackOp(values).outputs[0]
+    return _numpy().stack(values, axis=axis)
 
 
 class _DequeueOp(_Op):
@@ -183,6 +210,23 @@ def _pack(structure, flat):
     return rec(structure)
 
 
+class _NoOp(_Op):
+    """An op with nothing to do: tfq has no variables (TF1's num_epochs counters are C state)."""
+    outputs = ()
+
+    def _run(self, cache):
+        return []
+
+
+def local_variables_initializer():
+    """tf.compat.v1.local_variables_initializer: Session.run of it does nothing and gives None
+    (tfq's epoch counters need no initialization), so that the TF1 line stays."""
+    return _NoOp()
+
+
+global_variables_initializer = local_variables_initializer
+
+
 # ---- Session --------------------------------------------------------------------------------
 class Session:
     """tf.compat.v1.Session for tfq's deferred values: run(fetches) evaluates a nested structure
@@ -194,6 +238,8 @@ class Session:
         self.graph = graph
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        if isinstance(fetches, _NoOp):
+            return None
         cache = {}
         flat = [_eval(t, cache) for t in _flatten(fetches)]
         if not isinstance(fetches, (list, tuple, dict)):
@@ -491,13 +537,23 @@ def _add_source(runner, queue, tensors, many, threads, chunk):
             n = op.num_records if op.num_records is not None else chunk
             runner.add_read_decode(op.reader._r, op.queue._q, None, n, None, threads)
             return
-        if isinstance(op, _DecodeCsvOp) and isinstance(op.value.op, _ReadOp) and \
-                op.value.value_index == 1:
-            read = op.value.op
-            n = read.num_records if read.num_records is not None else chunk
-            runner.add_read_decode(read.reader._r, read.queue._q, op._csv, n,
-                                   [([i], False) for i in idx], threads)
-            return
+    # columns of one reader -> decode_csv chain, each as it is or stacked (tfq.stack)
+    comps, dec = [], None
+    for t in tensors:
+        if isinstance(t.op, _StackOp):
+            d, comp = t.op.values[0].op, ([v.value_index for v in t.op.values], True)
+        else:
+            d, comp = t.op, ([t.value_index], False)
+        if not isinstance(d, _DecodeCsvOp) or (dec is not None and d is not dec):
+            dec = None
+            break
+        dec = d
+        comps.append(comp)
+    if dec is not None and isinstance(dec.value.op, _ReadOp) and dec.value.value_index == 1:
+        read = dec.value.op
+        n = read.num_records if read.num_records is not None else chunk
+        runner.add_read_decode(read.reader._r, read.queue._q, dec._csv, n, comps, threads)
+        return
     raise NotImplementedError("tfq.train: batching deferred values that do not come from one "
                               "reader -> decode_csv chain or one dequeue")
 
