@@ -242,6 +242,7 @@ static PyMethodDef module_methods[] = {
     {"decode_csv", tfqpy_decode_csv, METH_VARARGS, "tfq_decode_csv_lines: a tuple of Tensors."},
     {"parse_example", tfqpy_parse_example, METH_VARARGS, "(keys, sparse flags, Tensors)"},
     {"decode_raw", tfqpy_decode_raw, METH_VARARGS, "tfq_decode_raw: a Tensor [n, k]."},
+    {"_watch_interrupts", tfqpy_watch_interrupts, METH_O, "Ctrl-C wakes Pipeline.next()."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT,

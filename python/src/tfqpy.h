@@ -49,6 +49,8 @@ tfq_tuple *tfqpy_make_tuple(PyObject *comps, tfq_status *st);
 /* decode_csv's options from tfq.decode_csv's arguments (ops.c); -1 with an exception. */
 int tfqpy_csv_set_options(tfq_csv_options *o, PyObject *cols, PyObject *delim, int quote,
                           PyObject *na, PyObject *select, tfq_status *st);
+/* _tfq._watch_interrupts(fd): Ctrl-C wakes a pipeline's next() (pipeline.c). */
+PyObject *tfqpy_watch_interrupts(PyObject *self, PyObject *arg);
 /* tfq._tfq.Coord and tfq._tfq.Runner (train.c). */
 int tfqpy_train_init_type(PyObject *module);
 

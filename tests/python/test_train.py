@@ -314,3 +314,34 @@ def test_stubs_cover_tfq_train():
     declared = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     missing = sorted(set(tfq.train.__all__) - declared)
     assert not missing, missing
+
+
+def test_ctrl_c_wakes_a_blocked_pipeline_next(tmp_path):
+    """SIGINT while tfq.data's next() waits (a FIFO that delivers nothing yet): KeyboardInterrupt
+    within 2 s."""
+    fifo = tmp_path / "never.csv"
+    os.mkfifo(fifo)
+    code = ("import sys, threading, tfq\n"
+            "def feed():\n"
+            "    f = open(%r, 'w'); f.write('a,b\\n'); f.flush()\n"
+            "    threading.Event().wait()\n"
+            "threading.Thread(target=feed, daemon=True).start()\n"
+            "p = tfq.data.csv([%r], 'int32,int32', batch_size=4)\n"
+            "print('ready', flush=True)\n"
+            "try:\n"
+            "    next(p)\n"
+            "except KeyboardInterrupt:\n"
+            "    print('interrupted', flush=True)\n"
+            "    sys.exit(3)\n") % (str(fifo), str(fifo))
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    line = p.stdout.readline().strip()
+    assert line == "ready", line
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    try:
+        out, _ = p.communicate(timeout=2)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        pytest.fail("next() did not wake on SIGINT within 2 s")
+    assert p.returncode == 3 and "interrupted" in out
