@@ -292,17 +292,23 @@ def test_ctrl_c_wakes_a_blocked_dequeue():
             "except KeyboardInterrupt:\n"
             "    print('interrupted', flush=True)\n"
             "    sys.exit(3)\n")
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                         env=dict(os.environ))
-    assert p.stdout.readline().strip() == "ready"
-    time.sleep(0.3)  # inside the dequeue
+    interrupt(code, "the dequeue")
+
+
+def interrupt(code, what):
+    """Runs `code`, sends SIGINT once it printed 'ready' and waits: it must exit with status 3
+    (its KeyboardInterrupt handler) within 2 s."""
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    line = p.stdout.readline().strip()
+    assert line == "ready", line
+    time.sleep(0.5)  # inside the blocking call
     p.send_signal(signal.SIGINT)
     try:
         out, _ = p.communicate(timeout=2)
     except subprocess.TimeoutExpired:
         p.kill()
         p.communicate()
-        pytest.fail("the dequeue did not wake on SIGINT within 2 s")
+        pytest.fail("%s did not wake on SIGINT within 2 s" % what)
     assert p.returncode == 3 and "interrupted" in out
 
 
@@ -333,15 +339,4 @@ def test_ctrl_c_wakes_a_blocked_pipeline_next(tmp_path):
             "except KeyboardInterrupt:\n"
             "    print('interrupted', flush=True)\n"
             "    sys.exit(3)\n") % (str(fifo), str(fifo))
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    line = p.stdout.readline().strip()
-    assert line == "ready", line
-    time.sleep(0.5)
-    p.send_signal(signal.SIGINT)
-    try:
-        out, _ = p.communicate(timeout=2)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.communicate()
-        pytest.fail("next() did not wake on SIGINT within 2 s")
-    assert p.returncode == 3 and "interrupted" in out
+    interrupt(code, "next()")
