@@ -178,10 +178,10 @@ class Pipeline:
 
 def _array(np, t, is_str):
     if is_str:
-        s = t.strings()
-        a = np.empty(len(s), dtype=object)
-        a[:] = s
-        return a.reshape(t.shape)
+        # the bytes objects go straight into the array's pointers (one pass, no list)
+        a = np.empty(t.shape, dtype=object)
+        t.strings_into(a)
+        return a
     return np.asarray(t)
 
 
