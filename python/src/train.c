@@ -170,8 +170,9 @@ typedef struct {
 
 typedef struct {
   PyObject_HEAD tfq_runner *r;
-  tfq_queue *q;   /* borrowed from the queue object in `refs` */
-  PyObject *refs; /* list: the Python objects whose handles the ops borrow */
+  tfq_coord *coord; /* the coordinator it was started under (its object is in `refs`) */
+  tfq_queue *q;     /* borrowed from the queue object in `refs` */
+  PyObject *refs;   /* list: the Python objects whose handles the ops borrow */
   runner_op *ops;
   size_t nops, cap;
 } runner_object;
@@ -219,6 +220,15 @@ static void free_op(runner_op *op) {
 static void runner_dealloc(PyObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
   runner_object *o = (runner_object *)self;
+  if (o->r != NULL && o->coord != NULL && !tfq_coord_should_stop(o->coord) &&
+      tfq_runner_running(o->r) > 0) {
+    /* its threads run until the coordinator stops (as TF's do when the Python objects go):
+     * they keep the runner, its ops and the objects those borrow -- left to them, not freed */
+    freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+    f(self);
+    Py_DECREF(tp);
+    return;
+  }
   if (o->r != NULL) {
     tfq_runner *r = o->r;
     Py_BEGIN_ALLOW_THREADS;
@@ -399,6 +409,7 @@ static PyObject *runner_start(PyObject *self, PyObject *args) {
     c = coord_get(cobj);
     if (c == NULL) return NULL;
     if (PyList_Append(o->refs, cobj) < 0) return NULL;
+    o->coord = c;
   }
   tfq_status *st = tfq_status_new();
   if (st == NULL) return PyErr_NoMemory();

@@ -340,3 +340,22 @@ def test_ctrl_c_wakes_a_blocked_pipeline_next(tmp_path):
             "    print('interrupted', flush=True)\n"
             "    sys.exit(3)\n") % (str(fifo), str(fifo))
     interrupt(code, "next()")
+
+
+def test_exit_with_runners_still_running(files):
+    """A program that drops its Coordinator and batches without stopping them (its runners
+    blocked on a full queue) still exits: the runners are left to their threads, as TF's."""
+    code = ("import gc, tfq\n"
+            "fq = tfq.train.string_input_producer(%r)\n"
+            "_, line = tfq.TextLineReader(skip_header_lines=1).read(fq)\n"
+            "x, y, s = tfq.decode_csv(line, [[0.0], [0], ['']])\n"
+            "b = tfq.train.shuffle_batch([x, y], batch_size=4, capacity=20, min_after_dequeue=5)\n"
+            "coord = tfq.train.Coordinator()\n"
+            "threads = tfq.train.start_queue_runners(coord=coord)\n"
+            "print(tfq.Session().run(b)[1].shape)\n"
+            "del threads, b, coord\n"
+            "gc.collect()\n"
+            "print('exiting')\n") % (files,)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["(4,)", "exiting"]
