@@ -197,22 +197,25 @@ static PyObject *tensor_strings(PyObject *self, PyObject *unused) {
 #define BYTES_CACHE 4096
 #define BYTES_CACHE_MAXLEN 32
 static PyObject *bytes_cache[BYTES_CACHE];
+static const char *bytes_cache_data[BYTES_CACHE]; /* each entry's bytes and size, kept beside */
+static size_t bytes_cache_len[BYTES_CACHE];       /* it so that a lookup reads no object */
 
 static PyObject *cached_bytes(const char *s, size_t len, int *hit) {
   if (len > BYTES_CACHE_MAXLEN) return PyBytes_FromStringAndSize(s, (Py_ssize_t)len);
   uint32_t h = 2166136261u ^ (uint32_t)len;
   for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
-  PyObject **slot = &bytes_cache[(h ^ (h >> 15)) & (BYTES_CACHE - 1)];
-  PyObject *b = *slot;
-  if (b != NULL && PyBytes_Size(b) == (Py_ssize_t)len &&
-      (len == 0 || memcmp(PyBytes_AsString(b), s, len) == 0)) {
+  size_t k = (h ^ (h >> 15)) & (BYTES_CACHE - 1);
+  PyObject *b = bytes_cache[k];
+  if (b != NULL && bytes_cache_len[k] == len && memcmp(bytes_cache_data[k], s, len) == 0) {
     ++*hit;
     return Py_NewRef(b);
   }
   b = PyBytes_FromStringAndSize(s, (Py_ssize_t)len);
   if (b == NULL) return NULL;
-  PyObject *old = *slot;
-  *slot = Py_NewRef(b);
+  PyObject *old = bytes_cache[k];
+  bytes_cache[k] = Py_NewRef(b);
+  bytes_cache_data[k] = PyBytes_AsString(b);
+  bytes_cache_len[k] = len;
   Py_XDECREF(old);
   return b;
 }
