@@ -16,6 +16,36 @@ import os
 from . import _tfq, errors
 from .io import _feature_tuple
 
+_WATCHING = []
+
+
+def _watch_interrupts():
+    """Ctrl-C wakes a blocked next(): Python's signal handler writes each signal's number to a
+    wakeup pipe (signal.set_wakeup_fd) that a C thread watches (pipeline.c).  Set once, from the
+    main thread, and only when nobody else has set a wakeup fd (asyncio sets its own while a loop
+    runs, and puts this one back after)."""
+    if _WATCHING:
+        return
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        return
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    try:
+        old = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    except (ValueError, OSError):
+        os.close(r)
+        os.close(w)
+        return
+    if old != -1:  # someone else's: leave it
+        signal.set_wakeup_fd(old)
+        os.close(r)
+        os.close(w)
+        return
+    _WATCHING.append((r, w))
+    _tfq._watch_interrupts(r)
+
 FORMAT_CSV, FORMAT_TEXT, FORMAT_TFRECORD, FORMAT_EXAMPLES, FORMAT_FIXED_LENGTH = 0, 1, 2, 3, 4
 FORMAT_TFRECORD_AUTO = 5
 _FORMAT_NAMES = {0: "csv", 1: "text", 2: "tfrecord", 3: "examples", 4: "fixed_length"}
@@ -48,6 +78,7 @@ class Pipeline:
             if k in opts:
                 opts[k] = int(bool(opts[k]))
         self._p = _tfq.Pipeline(files, opts)
+        _watch_interrupts()
         self._columns = [(n, _NP_NAMES.get(d, d), s, slot, k)
                          for n, d, s, slot, k in self._p.columns()]
         self._plan = [(n, slot, k, d == "string") for n, d, _, slot, k in self._columns]
@@ -147,10 +178,10 @@ class Pipeline:
 
 def _array(np, t, is_str):
     if is_str:
-        s = t.strings()
-        a = np.empty(len(s), dtype=object)
-        a[:] = s
-        return a.reshape(t.shape)
+        # the bytes objects go straight into the array's pointers (one pass, no list)
+        a = np.empty(t.shape, dtype=object)
+        t.strings_into(a)
+        return a
     return np.asarray(t)
 
 
