@@ -149,7 +149,8 @@ def main():
             while time.time() < end and not servers(sock):
                 time.sleep(0.05)
             time.sleep(3)
-            pids = servers(sock)
+            # the server (its pid from its log), not its units: they must die with it
+            pids = [int(x) for x in re.findall(r": pid (\d+), up", open(sock + ".log").read())]
             for pid in pids:
                 os.kill(pid, signal.SIGKILL)
             killed["pids"] = pids
