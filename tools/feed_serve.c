@@ -31,9 +31,16 @@ typedef struct unit {
 
 static const char *g_sock;
 
+/* Exits without atexit handlers or a leak check of TensorFlow's loaded libraries (as leave() in
+ * tfq-feed.c: a tool's process ends here, nothing to free). */
+static _Noreturn void leave_serve(int rc) {
+  fflush(stderr);
+  _exit(rc);
+}
+
 static _Noreturn void serve_fail(const char *what) {
   fprintf(stderr, "tfq-feed --serve %s: %s: %s\n", g_sock, what, strerror(errno));
-  exit(1);
+  leave_serve(1);
 }
 
 static double mono_s(void) {
@@ -70,7 +77,7 @@ static int listen_on(const char *path) {
     int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (probe >= 0 && connect(probe, (struct sockaddr *)&a, sizeof a) == 0) {
       fprintf(stderr, "tfq-feed --serve %s: another server is listening there\n", path);
-      exit(1);
+      leave_serve(1);
     }
     if (probe >= 0) close(probe);
     unlink(path);
@@ -135,7 +142,7 @@ static void reply(int fd, int status) {
 void feed_serve(int *argc, char ***argv) {
   if (*argc < 3) {
     fprintf(stderr, "tfq-feed: --serve SOCKET [--idle-ms MS]\n");
-    exit(2);
+    leave_serve(2);
   }
   g_sock = (*argv)[2];
   double idle_s = 10.0;
@@ -225,5 +232,5 @@ void feed_serve(int *argc, char ***argv) {
     u[nu++] = (unit){c, pid};
   }
   fprintf(stderr, "tfq-feed --serve %s: idle for %g s, exiting\n", g_sock, idle_s);
-  exit(0);
+  leave_serve(0);
 }
