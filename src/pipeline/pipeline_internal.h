@@ -35,7 +35,7 @@ struct tfq_pipeline_options {
   int no_quote;   /* use_quote_delim off (spec strings and inference) */
   int64_t *select_cols;
   size_t nselect;
-  int header;
+  int header; /* 1, 0, or -1: detect (infer.c); 0 or 1 in a pipeline's copy after set-up */
   int64_t skip_header_lines; /* -1: not set */
   int64_t record_bytes, header_bytes, footer_bytes, hop_bytes;
   const tfq_example_config *features;
@@ -86,6 +86,9 @@ tfq_code tfq__pl_infer_columns(tfq_pipeline *p, tfq_status *st);
 /* Names the first `ncols` columns after the header line of the sample source (an empty one:
  * names unchanged). */
 tfq_code tfq__pl_header_names(tfq_pipeline *p, size_t ncols, tfq_status *st);
+/* set_header -1: decides from the sample whether line 1 is a header; sets p->o.header to 0 or 1
+ * (other formats, csv options: 0). */
+tfq_code tfq__pl_detect_header(tfq_pipeline *p, tfq_status *st);
 
 /* infer_example.c: Example input without features and TFRecord input that may hold Examples,
  * with tfq-cat's rules.  For TFQ_FORMAT_TFRECORD_AUTO, resolves p->o.format (Examples or raw

@@ -158,26 +158,23 @@ def run_cat(args, path, cwd):
 
 
 def cat_columns(out):
-    """The jsonl batches as {name: [per-record values]}, in column order."""
+    """The jsonl records (an object a record, the features as keys) as {name: [per-record
+    values]}, in column order."""
     cols = None
     for line in out.decode("utf-8").splitlines():
         # "-0" is float32 -0.0 (json.loads would read the int 0)
-        b = json.loads(line, parse_int=lambda t: -0.0 if t == "-0" else int(t))
+        r = json.loads(line, parse_int=lambda t: -0.0 if t == "-0" else int(t))
         if cols is None:
-            cols = {n: [] for n in b["names"]}
-        for n, c in zip(b["names"], b["columns"]):
-            cols[n].extend(c)
+            cols = {n: [] for n in r}
+        for n, v in r.items():
+            cols[n].append(v)
     return cols or {}
 
 
 def jstr(b):
-    """TF's bytes as tfq-cat prints them in JSON (valid UTF-8 as is, other bytes \\u00XX),
-    read back by json.loads."""
-    out = []
-    for ch in b.decode("utf-8", errors="surrogateescape"):
-        o = ord(ch)
-        out.append(chr(o - 0xDC00) if 0xDC80 <= o <= 0xDCFF else ch)
-    return "".join(out)
+    """TF's bytes as tfq-cat prints them in JSON (valid UTF-8 as is, other bytes as lone
+    surrogates \\udcXX: Python's surrogateescape), read back by json.loads."""
+    return b.decode("utf-8", errors="surrogateescape")
 
 
 def same_value(got, want):
