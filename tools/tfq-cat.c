@@ -309,7 +309,8 @@ static tfq_pipeline_options *pipeline_options(app *a, const cat_plan *plan, cat_
                                           o->hop_bytes);
   if (ex) tfq_pipeline_options_set_features(po, ex->cfg);
   if (o->infer_rows > 0) tfq_pipeline_options_set_infer_rows(po, o->infer_rows);
-  tfq_pipeline_options_set_ragged_sequences(po, 1);
+  /* each record's own rows; padded to the batch's longest, as TF's, when a padding is given */
+  tfq_pipeline_options_set_ragged_sequences(po, !(ex && ex->padded));
   tfq_pipeline_options_set_skip_header_lines(po, o->skip_header_lines);
   tfq_pipeline_options_set_keys(po, o->keys);
   tfq_pipeline_options_set_batch_size(po, o->batch_size);

@@ -319,10 +319,17 @@ static tfq_code bad_row(tfq_pipeline *p, pl_step *in, int64_t row, pl_chunk *c, 
   int64_t num;
   char where[TFQ__FILE_CAP + 32];
   int text = p->kind == TFQ_READER_TEXT_LINE;
+  int64_t recno = in->base + (in->rowmap ? in->rowmap[row] : row);
+  char *m =
+      p->o.format == TFQ_FORMAT_EXAMPLES && recno > 0 ? tfq__strdup(tfq_status_message(&s)) : NULL;
+  const char *ix = m ? strstr(m, ", Index: 0.") : NULL;
+  if (ix) /* as parse_example of the file's records in one batch: "Index:" the record's number */
+    tfq_status_set(&s, tfq_status_code(&s), "%.*s, Index: %lld.%s", (int)(ix - m), m,
+                   (long long)recno, ix + 11);
+  tfq_free(m);
   if (tfq_reader_key_split(key, klen, &flen, &num)) {
     /* lines: "<file>:<line>"; records: "<file>:<record number in the file, from 0>" (the key's
      * number, a TFRecord's byte offset, goes to the status's offset) */
-    int64_t recno = in->base + (in->rowmap ? in->rowmap[row] : row);
     snprintf(where, sizeof where, "%.*s:%lld", (int)flen, key, (long long)(text ? num : recno));
     tfq_status_set_location(&s, key, flen, text ? -1 : num, text ? num : -1);
   } else {

@@ -576,7 +576,6 @@ for name, args in [
         ("usage_features_unclosed_shape", ["--features", "x:float[2", "{exs}"]),
         ("usage_features_trailing", ["--features", "x:float[2] y", "{exs}"]),
         ("usage_features_default_varlen", ["--features", "x:float[*]=1", "{exs}"]),
-        ("usage_features_default_seq", ["--features", "x:float[?]=1", "{exs}"]),
         ("usage_features_bad_default", ["--features", "id:int64=1.5", "{exs}"]),
         ("usage_features_unterminated", ["--features", 'id:string="x', "{exs}"]),
         ("usage_features_duplicate", ["--features", "id:int64, id:float", "{exs}"]),
