@@ -32,6 +32,7 @@
 #include "cat_app.h"
 #include "cat_args_a.h"
 #include "cat_example.h"
+#include "cat_hint.h"
 #include "cat_output.h"
 #include "cat_stdin.h"
 
@@ -353,22 +354,26 @@ static int64_t batch_rows(const tfq_pipeline *p, const tfq_tuple *b) {
   return tfq_tensor_dim(tfq_tuple_get(b, s), 0);
 }
 
-/* The pipeline's error with standard input named "-". */
+/* The pipeline's error with standard input named "-"; after a late type error in an inferred
+ * column, the -d that reads it (type_error_hint). */
 static void print_error(const app *a, const tfq_status *st) {
   const char *m = tfq_status_message(st);
   size_t pl = a->stdin_path ? strlen(a->stdin_path) : 0;
   if (!pl) {
     warnx_("%s", m);
-    return;
+  } else {
+    sbuf b = {0};
+    for (const char *q; (q = strstr(m, a->stdin_path)) != NULL; m = q + pl) {
+      sb_add(&b, m, (size_t)(q - m));
+      sb_putc(&b, '-');
+    }
+    sb_puts(&b, m);
+    warnx_("%s", b.p);
+    free(b.p);
   }
-  sbuf b = {0};
-  for (const char *q; (q = strstr(m, a->stdin_path)) != NULL; m = q + pl) {
-    sb_add(&b, m, (size_t)(q - m));
-    sb_putc(&b, '-');
-  }
-  sb_puts(&b, m);
-  warnx_("%s", b.p);
-  free(b.p);
+  char *hint = type_error_hint(a, tfq_status_message(st), tfq_status_line(st));
+  if (hint) warnx_("%s", hint);
+  free(hint);
 }
 
 /* The columns printed: Example features in the --features order, else the pipeline's, without

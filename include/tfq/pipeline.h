@@ -169,10 +169,10 @@ TFQ_API tfq_code tfq_pipeline_options_set_select_cols(tfq_pipeline_options *o, c
  * the sample file, set_infer_rows records, as for column inference): the records' columns are
  * inferred, then each field of line 1 votes: in an int64 or float64 column, +1 when it is text
  * that is not such a number, -1 when it is one; in a string column, -1 when it is a number or
- * repeats one of the column's sampled values, +1 when the column's values all have one length
- * and the field another (Python's csv.Sniffer.has_header rule); an empty field or na_value does
- * not vote.  A header when the votes add up to more than 0 (a file of one line: never).  With
- * skip_header_lines >= 1, line 1 is the header.  Other formats and csv options: off.
+ * repeats one of the column's sampled values, +1 when the column's values (3 or more) all have
+ * one length and the field another (Python's csv.Sniffer.has_header rule); an empty field or
+ * na_value does not vote.  A header when the votes add up to more than 0 (a file of one line:
+ * never).  With skip_header_lines >= 1, line 1 is the header.  Other formats and csv options: off.
  * tfq_pipeline_header() tells the outcome.  A UTF-8 byte order mark (EF BB BF) at the start of
  * the header line is not part of the first column's name (any `on`).  Since: 0.3 */
 TFQ_API void tfq_pipeline_options_set_header(tfq_pipeline_options *o, int on);

@@ -547,8 +547,8 @@ static int is_number(tfq_dtype dt, const char *h, size_t n) {
 /* The votes of the header line's fields (see set_header): for each column with a field, a
  * number column (int64 or float64 in the records) votes +1 when the field is text that is not
  * such a number and -1 when it is one; a string column -1 when the field is a number or repeats
- * one of the column's sampled values, +1 when its values all have one length and the field
- * another (csv.Sniffer's rule).  An empty field (or na_value) does not vote. */
+ * one of the column's sampled values, +1 when its values (3 or more) all have one length and the
+ * field another (csv.Sniffer's rule).  An empty field (or na_value) does not vote. */
 static int header_votes(const tfq_pipeline *p, const pl_sample *s, const pl_colspec *cs,
                         size_t ncols, int *votes, tfq_status *st) {
   const tfq_pipeline_options *o = &p->o;
@@ -590,7 +590,7 @@ static int header_votes(const tfq_pipeline *p, const pl_sample *s, const pl_cols
     }
     if (repeat)
       (*votes)--;
-    else if (seen > 1 && one_len && len != hn)
+    else if (seen >= 3 && one_len && len != hn)
       (*votes)++;
   }
   for (size_t i = 0; i < nowned; i++) tfq_free(owned[i]);
