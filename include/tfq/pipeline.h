@@ -174,7 +174,9 @@ TFQ_API tfq_code tfq_pipeline_options_set_select_cols(tfq_pipeline_options *o, c
  * na_value does not vote.  A header when the votes add up to more than 0 (a file of one line:
  * never).  With skip_header_lines >= 1, line 1 is the header.  Other formats and csv options: off.
  * tfq_pipeline_header() tells the outcome.  A UTF-8 byte order mark (EF BB BF) at the start of
- * the header line is not part of the first column's name (any `on`).  Since: 0.3 */
+ * the header line is not part of the first column's name (any `on`); with -1 and no header, one
+ * at the start of a file's first record is not part of the data either (as Python's utf-8-sig
+ * reads it; with 0, the record's bytes as TF1 reads them).  Since: 0.3 */
 TFQ_API void tfq_pipeline_options_set_header(tfq_pipeline_options *o, int on);
 /* TextLineReader's skip_header_lines (CSV, text): lines skipped at the start of each file.
  * Default 0 (1 when set_header is on).  Since: 0.3 */

@@ -380,6 +380,9 @@ tfq_code tfq__pl_produce(tfq_pipeline *p, pl_chunk *c, tfq_status *st) {
     atomic_fetch_add(&p->records_read, in.n);
     atomic_fetch_add(&p->bytes_read, (int64_t)in.span_len - in.n); /* without the '\n's */
     in.base = base;
+    size_t bom = tfq__pl_bom(&p->o, base, in.span, in.span_len);
+    in.span += bom;
+    in.span_len -= bom;
     int d = decode_span(p, &in, c, st);
     if (d == 0) {
       rc = span_lines(&in, st);
@@ -418,8 +421,9 @@ tfq_code tfq__pl_produce(tfq_pipeline *p, pl_chunk *c, tfq_status *st) {
     if (!in.ptrs || !in.lens) rc = TFQ__OOM(st);
     const tfq__str *v = in.values ? tfq__strs(in.values) : NULL;
     for (int64_t i = 0; !rc && i < n; i++) {
-      in.ptrs[i] = v[i].p;
-      in.lens[i] = v[i].len;
+      size_t bom = tfq__pl_bom(&p->o, base + (in.rowmap ? in.rowmap[i] : i), v[i].p, v[i].len);
+      in.ptrs[i] = v[i].p + bom;
+      in.lens[i] = v[i].len - bom;
       bytes += (int64_t)v[i].len;
     }
   }

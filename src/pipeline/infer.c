@@ -197,7 +197,8 @@ static tfq_code read_sample(tfq_pipeline *p, int64_t rows, pl_sample *s, tfq_sta
         s->header = v;
         s->header_len = len;
       } else if (got >= skip) {
-        if (sample_push(s, v, len)) rc = TFQ__OOM(st);
+        size_t bom = tfq__pl_bom(o, got, v, len); /* a BOM that decoding drops */
+        if (sample_push(s, v + bom, len - bom)) rc = TFQ__OOM(st);
         if (s->n == 1)
           want =
               skip + (rows > 0 ? rows : sample_rows(count_fields(v, len, o->delim, !o->no_quote)));
@@ -603,6 +604,7 @@ static int header_votes(const tfq_pipeline *p, const pl_sample *s, const pl_cols
 tfq_code tfq__pl_detect_header(tfq_pipeline *p, tfq_status *st) {
   tfq_pipeline_options *o = &p->o;
   if (o->header >= 0) return TFQ_OK;
+  o->strip_bom = o->format == TFQ_FORMAT_CSV && !o->csv;
   if (o->format != TFQ_FORMAT_CSV || o->csv || o->skip_header_lines > 0) {
     o->header = o->format == TFQ_FORMAT_CSV && !o->csv && o->skip_header_lines > 0;
     return TFQ_OK;

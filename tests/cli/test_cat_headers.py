@@ -3,7 +3,8 @@
 each checked against Python's csv and json modules, not against tfq-cat's own earlier output.
 
   headers    a corpus of real-shaped CSV files (header or not, a UTF-8 BOM, CRLF, tab and space
-             delimiters, quoted names, a header over text columns of codes, files without one):
+             delimiters, quoted names, a header over text columns of codes, files without one,
+             a BOM before data):
              by default tfq-cat takes line 1 as a header exactly when the file has one (with its
              note on stderr), and every record's values (jsonl, the names as keys) equal
              Python's csv reading of the file; --header / --no-header force it.
@@ -55,14 +56,14 @@ def convert(text):
     return text
 
 
-def oracle(data, delim, header):
-    """(names, rows) from Python's csv module; a BOM is not part of the first name."""
-    text = data.decode("utf-8")
+def oracle(data, delim, header, sig=True):
+    """(names, rows) from Python's csv module; with `sig` a BOM is dropped (Python's utf-8-sig
+    codec), else kept as data (--no-header: TF1's bytes)."""
+    text = data.decode("utf-8-sig" if sig else "utf-8")
     rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delim))
     names = None
     if header:
         names = rows.pop(0)
-        names[0] = names[0].lstrip("\ufeff")
     cols = list(zip(*rows))
     typed = []
     for col in cols:  # one type a column: int if every value is, else float, else text
@@ -82,6 +83,7 @@ CORPUS = [  # (name, bytes, delimiter option, has a header)
      b"00R,Livingston Municipal,Livingston,TX,USA,30.68586111,-95.01792778\n"
      b"00V,Meadow Lake,Colorado Springs,CO,USA,38.94574889,-104.5698933\n", [], True),
     ("bom.csv", b"\xef\xbb\xbfid,value\n1,2.5\n2,3.5\n3,-1\n", [], True),
+    ("bom_data.csv", b"\xef\xbb\xbf1,2\n3,4\n5,6\n", [], False),
     ("crlf.csv", b"year,month,sales\r\n2001,1,100.5\r\n2001,2,99\r\n2002,1,87.25\r\n", [], True),
     ("tabs.tsv", b"a\tb\tc\n1\t2\t3\n4\t5\t6\n", [], True),
     ("spaces.txt", b"x y label\n0.5 1 one\n1.5 2 two\n", ["--field-delim", " "], True),
@@ -108,7 +110,7 @@ def case_headers(cat, d):
             want_header = header if force is None else force == "--header"
             rc, out, err = run(cat, fmt + opts + ["--no-shuffle", "-n", "0", "-o", "jsonl"] +
                                ([force] if force else []) + [name], d)
-            names, rows = oracle(data, delim, want_header)
+            names, rows = oracle(data, delim, want_header, force != "--no-header")
             if names is None:
                 names = ["c%d" % i for i in range(len(rows[0]) if rows else 1)]
             got = records(out) if rc == 0 else None
