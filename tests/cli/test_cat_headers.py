@@ -2,9 +2,9 @@
 """tfq-cat's headers, --infer-rows, late type errors and jsonl bytes (issue #42, items 1, 3, 7),
 each checked against Python's csv and json modules, not against tfq-cat's own earlier output.
 
-  headers    a corpus of real-shaped CSV files (header or not, a UTF-8 BOM, CRLF, tab and space
+  headers    a corpus of 17 real-shaped CSV files (header or not, a UTF-8 BOM, CRLF, tab and space
              delimiters, quoted names, a header over text columns of codes, files without one,
-             a BOM before data):
+             a BOM before data, gzip, years over numbers):
              by default tfq-cat takes line 1 as a header exactly when the file has one (with its
              note on stderr), and every record's values (jsonl, the names as keys) equal
              Python's csv reading of the file; --header / --no-header force it.
@@ -21,6 +21,7 @@ each checked against Python's csv and json modules, not against tfq-cat's own ea
 Prints TAP; exit 0 when every check holds.  Needs no TensorFlow."""
 import argparse
 import csv
+import gzip
 import io
 import json
 import os
@@ -94,6 +95,12 @@ CORPUS = [  # (name, bytes, delimiter option, has a header)
     ("plain_mixed.csv", b"1,apple,0.5\n2,pear,1.5\n3,plum,2.5\n", [], False),
     ("one_row.csv", b"a,b,c\n", [], False),
     ("text_rows.csv", b"alice,paris\nbob,rome\ncarol,oslo\n", [], False),
+    ("stocks.csv", b"symbol,date,price\nMSFT,Jan 1 2000,39.81\nMSFT,Feb 1 2000,36.35\n"
+     b"AMZN,Jan 1 2000,64.56\n", [], True),
+    ("cars.csv.gz", b"Name,Miles_per_Gallon,Cylinders,Origin\nchevrolet chevelle malibu,18,8,USA\n"
+     b"buick skylark 320,15,8,USA\ntoyota corona mark ii,24,4,Japan\n", [], True),
+    ("crlf_plain.csv", b"1.5,2\r\n2.5,3\r\n", [], False),
+    ("years.csv", b"2001,2002,2003\n10,20,30\n40,50,60\n", [], False),
     ("iris_head.csv", b"sepal_length,sepal_width,petal_length,petal_width,species\n"
      b"5.1,3.5,1.4,0.2,setosa\n4.9,3.0,1.4,0.2,setosa\n6.3,3.3,6.0,2.5,virginica\n", [], True),
 ]
@@ -103,8 +110,8 @@ def case_headers(cat, d):
     for name, data, opts, header in CORPUS:
         path = os.path.join(d, name)
         with open(path, "wb") as f:
-            f.write(data)
-        fmt = ["-f", "csv"] if not name.endswith((".csv", ".tsv")) else []
+            f.write(gzip.compress(data, mtime=0) if name.endswith(".gz") else data)
+        fmt = ["-f", "csv"] if not name.endswith((".csv", ".tsv", ".csv.gz")) else []
         delim = "\t" if name.endswith(".tsv") else opts[1] if opts else ","
         for force in (None, "--header", "--no-header"):
             want_header = header if force is None else force == "--header"
