@@ -570,7 +570,10 @@ static int header_votes(const tfq_pipeline *p, const pl_sample *s, const pl_cols
   for (size_t c = 0; !rc && c < ncols; c++) {
     const char *hp = h[c].p;
     size_t hn = h[c].n;
-    if (c == 0 && hn >= 3 && memcmp(hp, "\xef\xbb\xbf", 3) == 0) hp += 3, hn -= 3; /* a BOM */
+    if (c == 0 && (!sel || sel[0] == 0) && hn >= 3 && memcmp(hp, "\xef\xbb\xbf", 3) == 0) {
+      hp += 3; /* a BOM */
+      hn -= 3;
+    }
     if (!hn || (nalen && hn == nalen && memcmp(hp, o->na_value, nalen) == 0)) continue;
     if (cs[c].dtype != TFQ_STRING) {
       *votes += is_number(cs[c].dtype, hp, hn) ? -1 : 1;
