@@ -73,9 +73,13 @@ class Pipeline:
             files = [files]
         files = [os.fspath(f) for f in files]
         opts = {k: v for k, v in options.items() if v is not None}
+        if isinstance(opts.get("header"), str):
+            if opts["header"] != "auto":
+                raise ValueError("header must be True, False or 'auto', not %r" % opts["header"])
+            opts["header"] = -1  # detected from the file, as tfq-cat does
         for k in ("header", "shuffle", "deterministic", "drop_remainder", "use_quote_delim",
                   "keys", "ragged"):
-            if k in opts:
+            if k in opts and opts[k] != -1:
                 opts[k] = int(bool(opts[k]))
         self._p = _tfq.Pipeline(files, opts)
         _watch_interrupts()
@@ -257,7 +261,9 @@ def csv(files, record_defaults=None, *, header=False, select_cols=None, field_de
     record_defaults: TF's list ([[0.0], [0], [""], []]: float32, int32, string, required
     float32; a numpy scalar or typed array gives its dtype), a spec string ("2*float32:-1,
     int64:0,string:", tfq-cat's -d), or None to infer the columns from the first file as tfq-cat
-    does.  header=True names the columns from the first line (else c0, c1, ...).
+    does.  header=True names the columns from the first line (else c0, c1, ...);
+    header="auto" takes the first line as a header when it looks like one (text over a column of
+    numbers, as csv.Sniffer.has_header judges it; tfq-cat's default), and drops a UTF-8 BOM.
     shard=(i, n): this worker's share (by file with at least n files, else by record).
     max_bad_records: bad records skipped (each reported once to on_bad_record(where, reason),
     on the consuming thread; default: one line on stderr) before one stops the pipeline.
