@@ -74,9 +74,10 @@ static void shortest_digits(double v, int f32, char *dig, int *exp10) {
 }
 
 /* Writes `v` (float32: `f32` set, v holding the float exactly) in the shortest form that reads
- * back exactly, laid out as Python's repr (float64) and numpy's str (float32) lay it out:
- * positional when the exponent e of the first digit is -4 <= e < 16 (float32: when
- * 1e-4 <= |v| < 1e6, numpy's rule) ("50", "300.5", "0.0001"), else scientific with a signed
+ * back exactly (float32: the shortest digits that read back as the same float32, as numpy's
+ * str gives them), laid out as Python's repr lays out a float: positional when the exponent e
+ * of the first digit is -4 <= e < 16 ("50", "300.5", "0.0001", float32 "16777216", where numpy
+ * would write 1.6777216e+07 and 1e-04), else scientific with a signed
  * exponent of at least two digits ("1e-05", "1.5e+16"), except that an integral value has no ".0"
  * (Python's repr writes 50.0); NaN / Infinity / -Infinity. */
 static void fmt_real(char *buf, size_t cap, double v, int f32) {
@@ -97,8 +98,7 @@ static void fmt_real(char *buf, size_t cap, double v, int f32) {
   shortest_digits(v, f32, d, &e);
   nd = (int)strlen(d);
   if (signbit(v)) out[n++] = '-';
-  double a = fabs(v);
-  if (f32 ? !(a >= 1e-4 && a < 1e6) : e < -4 || e >= 16) {
+  if (e < -4 || e >= 16) {
     out[n++] = d[0];
     if (nd > 1) n += snprintf(out + n, sizeof out - (size_t)n, ".%s", d + 1);
     n += snprintf(out + n, sizeof out - (size_t)n, "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);

@@ -21,12 +21,13 @@ SPEC = "int32:0,float32:0,float64:0,string:dflt,int64:-1"
 
 
 def shortest(v, f32):
-    """tfq-cat's number: Python's repr (float64) or numpy's str (float32), without ".0"."""
+    """tfq-cat's number: Python's repr, for float32 of the shortest float32 digits (numpy's
+    str; their repr as a float keeps the digits and takes Python's layout), without ".0"."""
     if math.isnan(v):
         return '"NaN"'
     if math.isinf(v):
         return '"Infinity"' if v > 0 else '"-Infinity"'
-    s = str(np.float32(v)) if f32 else repr(float(v))
+    s = repr(float(str(np.float32(v)))) if f32 else repr(float(v))
     return s[:-2] if s.endswith(".0") else s
 
 

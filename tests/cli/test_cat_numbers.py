@@ -8,8 +8,12 @@ output format (csv, jsonl, table).  Each printed number must
 
   - read back exactly (float64 through float(), float32 through numpy.float32), sign of zero
     included, and
-  - equal the oracle's text: Python's repr(x) for float64, str(numpy.float32(x)) for float32,
-    with a trailing ".0" dropped (tfq-cat prints 50, Python 50.0).
+  - equal the oracle's text: Python's repr(x) for float64; for float32 the shortest digits that
+    read back as the same float32 (numpy's str(numpy.float32(x))) laid out by Python's repr
+    rule (positional for 1e-4 <= |x| < 1e16: 16777216 and 0.0001, where numpy's str would say
+    1.6777216e+07 and 1e-04), that is repr(float(str(numpy.float32(x)))): a decimal of at most
+    9 significant digits is the shortest repr of the double it parses to; with a trailing ".0"
+    dropped (tfq-cat prints 50, Python 50.0).
 
   test_cat_numbers.py --tfq-cat PATH --workdir DIR
 
@@ -103,7 +107,8 @@ def expect64(x):
 
 
 def expect32(x):
-    r = str(np.float32(x))
+    s = str(np.float32(x))
+    r = s if s in ("nan", "inf", "-inf") else repr(float(s))
     return r[:-2] if r.endswith(".0") else r
 
 
