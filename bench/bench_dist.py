@@ -72,8 +72,10 @@ Prints a table, `ENV {json}`, one `ROW {json}` per variant (bench/report.py read
 issue's `TARGET` lines (measured ratio, met / missed).
 
 With --spark (not in the default run: 20-50 s of JVM start-up per variant on this VM) also
-spark-pipe and tfos-spark, TensorFlowOnSpark's two ways through a real Spark (local-cluster) into
-the same cluster: bench/dist_spark.py; TARGET spark-pipe / tfos-spark records/s >= 50x.
+spark-pipe (units run by a resident tfq-feed per machine), spark-pipe-units (a tfq-feed per
+partition) and tfos-spark, TensorFlowOnSpark's way, through a real Spark (local-cluster) into
+the same cluster: bench/dist_spark.py; TARGET spark-pipe / tfos-spark records/s >= 50x and
+spark-pipe >= 0.8x the LIMIT W6 spark-pipe bound; FEED lines: the feeding's CPU per partition.
 
   .venv/bin/python bench/bench_dist.py [--quick] [--build DIR] [--data DIR] [--rows N]
       [--repeat R] [--batch B] [--only tfq-bc,limit,...] [--tfos-rows N] [--spark]
@@ -105,7 +107,7 @@ SPARK_VARIANTS = dist_spark.SPARK_VARIANTS  # with --spark only (bench/dist_spar
 ROLES = {"tfq-bc": "tfq", "tfq-a": "info", "tfq-bc-2f": "info", "limit": "limit",
          "py-feeder": "peer", "tf1-ingraph": "peer", "tfdata-csv": "peer",
          "tfdata-textline": "peer", "tfos-style": "peer",
-         "spark-pipe": "info", "tfos-spark": "peer"}
+         "spark-pipe": "info", "spark-pipe-units": "info", "tfos-spark": "peer"}
 CLK = os.sysconf("SC_CLK_TCK")
 
 
@@ -358,7 +360,7 @@ def run_once(a, cl, impl, rep, files, exp, logdir, extra_procs):
     shards = [files[k::2] for k in range(2)]
     base = {"cmd": "prepare", "rep": rep, "batch": B, "queue": qname, "seed": 1000 + rep}
     spark = getattr(cl, "spark", None) if impl in SPARK_VARIANTS else None
-    if impl in ("tfq-bc", "tfq-bc-2f", "limit", "py-feeder", "spark-pipe"):
+    if impl in ("tfq-bc", "tfq-bc-2f", "limit", "py-feeder", "spark-pipe", "spark-pipe-units"):
         cmds = [dict(base, input="queue-batches", capacity=8, acks=impl == "tfq-bc-2f")
                 for _ in range(2)]
     elif impl == "tfq-a":
@@ -726,6 +728,10 @@ def main():
                     help="also spark-pipe and tfos-spark (bench/dist_spark.py; pyspark + Java)")
     ap.add_argument("--spark-master", default="local-cluster[2,1,1024]",
                     help="the Spark master of the Spark variants")
+    ap.add_argument("--spark-units-build",
+                    help="spark-pipe-units: the tfq-feed of this build tree instead (e.g. a "
+                    "build of the commit before the resident feeder: today's figure beside "
+                    "spark-pipe's in one run)")
     ap.add_argument("--spark-partitions", type=int, default=16,
                     help="spark-pipe, tfos-spark: sc.textFile's minPartitions (16: one per file)")
     ap.add_argument("--timeout", type=float, default=300, help="seconds per run")
@@ -822,6 +828,13 @@ def main():
                          if "sink_cpu_s" in x["spark"]]
                 if sinks:  # spark-pipe: Spark's row path alone (dist_spark.py's sink job)
                     s["spark_row_path_cpu_s_per_1m"] = round(min(sinks), 3)
+                    # the feeding beyond Spark's row path, per partition: the Spark tree's CPU
+                    # (with the resident tfq-feed's) less the same job's into cat, median
+                    feed = sorted((x["spark"]["cpu_s"] - x["spark"]["sink_cpu_s"]) /
+                                  x["spark"]["partitions"] for x in r["runs"]
+                                  if "sink_cpu_s" in x["spark"])
+                    s["spark_feed_cpu_s_per_partition"] = round(feed[len(feed) // 2], 3)
+                    s["spark_resident_cpu_s"] = sd.get("resident_cpu_s", 0.0)
             summary.append(s)
             print("ROW " + json.dumps(s), flush=True)
     finally:
@@ -912,6 +925,23 @@ def main():
                 note += "; the bound itself: %.1fx" % (bound["records_per_s"] /
                                                        tfos["records_per_s"])
         target("spark-pipe / tfos-spark records/s", sp, tfos, "records_per_s", 50, note=note)
+        if bound:
+            target("spark-pipe / LIMIT W6 spark-pipe records/s", sp,
+                   {"records_per_s": bound["records_per_s"]}, "records_per_s", 0.8)
+            units = by.get("spark-pipe-units")
+            if units:
+                target("spark-pipe-units (a tfq-feed per partition) / LIMIT W6 spark-pipe "
+                       "records/s", units, {"records_per_s": bound["records_per_s"]},
+                       "records_per_s", 0.8, note=" (before the resident feeder; information)")
+        for v in ("spark-pipe", "spark-pipe-units"):
+            if v in by and "spark_feed_cpu_s_per_partition" in by[v]:
+                print("FEED W6 %s: the feeding's CPU per partition (Spark tree%s less Spark's row "
+                      "path alone, %d partitions of %d rows): %.3f CPU-s%s" % (
+                          v, " + the resident tfq-feed" if v == "spark-pipe" else "",
+                          by[v]["spark_partitions"], by[v]["rows"] // by[v]["spark_partitions"],
+                          by[v]["spark_feed_cpu_s_per_partition"],
+                          " (tfq-feed of %s)" % a.spark_units_build
+                          if v == "spark-pipe-units" and a.spark_units_build else ""))
     target("tfq-feed CPU per record / py-feeder's (tfq-bc topology; feeder processes only)", bc,
            by.get("py-feeder"), "feeder_cpu_s_per_1m", 0.5, at_least=False,
            rkey="tfq_feeder_cpu_ratio")

@@ -14,10 +14,13 @@ Each round runs, one after the other, every configuration once (R rounds, defaul
                one thread (the lines split beforehand, untimed) -- the decoder's rate;
   buffer       bench_lines --buffer: read the file + tfq_decode_csv_buffer, one thread;
   no-shuffle   tfq-cat -o none -n 0 --no-shuffle -j 1 -b 128 DM.csv (1 reader thread);
+  no-shuffle-1cpu  the same under `taskset -c 0` (the whole process on one CPU, as the peers);
   shuffle      tfq-cat -o none -n 0 -j 1 -b 128 DM.csv (RandomShuffleQueue, 1 reader);
   parts-1/-2   tfq-cat -o none -n 0 -j 1 / -j 2 -b 128 on DM cut into N part files (default 8):
                the reader-thread scaling (one file feeds one reader at a time, as in TF);
-  duckdb, pyarrow, pandas  (bench/peers_mixed.py under `taskset -c 0`: one CPU, one thread).
+  duckdb, pyarrow, pandas, polars  (bench/peers_mixed.py under `taskset -c 0`: one CPU, one
+               thread; polars with POLARS_MAX_THREADS=1);
+  polars-all   polars on every core, not pinned (its default mode): the peer of parts-2.
 Wall seconds are the process's (exec to exit); CPU seconds its user + system time.  Each ratio is
 computed per round (both sides from the same round) and printed as the median of the R rounds
 with their range; a row's rate is the median of its R runs.  Every tfq-cat run must report all
@@ -27,6 +30,7 @@ Prints ROW {json} lines (bench "mixed") and TARGET lines; bench/report.py collec
 import argparse
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -34,6 +38,8 @@ import sys
 import time
 
 TYPES = "ffffffliss"
+# tfq-cat's configurations (the others are bench_lines and the peers)
+CAT = ("no-shuffle", "no-shuffle-1cpu", "shuffle", "parts-1", "parts-2")
 SPEC_OF = {"f": "float32:0", "d": "float64:0", "i": "int32:0", "l": "int64:0", "s": "string:"}
 
 
@@ -109,6 +115,8 @@ def main():
     peers = []
     if a.python and os.path.exists(a.python):
         peers = ["duckdb", "pyarrow", "pandas"]
+        if subprocess.run([a.python, "-c", "import polars"], capture_output=True).returncode == 0:
+            peers += ["polars", "polars-all"]  # polars on one CPU; and on every core, unpinned
     taskset = ["taskset", "-c", "0"] if subprocess.run(["sh", "-c", "command -v taskset"],
                                                        capture_output=True).returncode == 0 else []
 
@@ -118,12 +126,14 @@ def main():
 
     configs = [("lines", [lines, path, types]), ("buffer", [lines, path, types, "--buffer"]),
                ("no-shuffle", cat_cmd(["--no-shuffle", "-j", "1"], [path])),
+               ("no-shuffle-1cpu", taskset + cat_cmd(["--no-shuffle", "-j", "1"], [path])),
                ("shuffle", cat_cmd(["-j", "1"], [path])),
                ("parts-1", cat_cmd(["-j", "1"], parts)),
                ("parts-2", cat_cmd(["-j", "2"], parts))]
     for p in peers:
-        configs.append((p, taskset + [a.python, os.path.join(os.path.dirname(__file__),
-                                                             "peers_mixed.py"), p, path, types]))
+        configs.append((p, ([] if p == "polars-all" else taskset) +
+                        [a.python, os.path.join(os.path.dirname(__file__), "peers_mixed.py"), p,
+                         path, types]))
     res = {name: [] for name, _ in configs}
     ref_check, failed = None, []
     for r in range(a.runs):
@@ -144,11 +154,11 @@ def main():
                 if recs <= 0:
                     failed.append("%s: no stats line" % name)
                 x["records"] = recs
-                x["allocs_per_record"] = float(stats[0].split("), ")[-1].split(" ")[0]) \
-                    if stats else None
+                m = re.search(r"([0-9.]+) allocations per record", stats[0]) if stats else None
+                x["allocs_per_record"] = float(m.group(1)) if m else None
             res[name].append(x)
     rows_expected = res["no-shuffle"][0]["records"]
-    for name in ("no-shuffle", "shuffle", "parts-1", "parts-2"):
+    for name in CAT:
         for x in res[name]:
             if x["records"] != rows_expected:
                 failed.append("%s delivered %d records, not %d" % (name, x["records"],
@@ -159,8 +169,7 @@ def main():
     def rate(name, i, cpu=False):
         x = res[name][i]
         if cpu:
-            return size / x["cpu_s"] / 1e6 if name in ("no-shuffle", "shuffle", "parts-1",
-                                                       "parts-2") else size / x["inner_wall_s"] / 1e6
+            return size / x["cpu_s"] / 1e6 if name in CAT else size / x["inner_wall_s"] / 1e6
         return size / x.get("inner_wall_s", x["wall_s"]) / 1e6
 
     out_rows = []
@@ -170,7 +179,7 @@ def main():
         row = {"bench": "mixed", "impl": name, "dataset": dsname, "bytes": size, "runs": a.runs,
                "mb_per_s": med(rs), "mb_per_s_min": min(rs), "mb_per_s_max": max(rs),
                "mb_per_s_cpu": med(cs)}
-        if name in ("no-shuffle", "shuffle", "parts-1", "parts-2"):
+        if name in CAT:
             row["allocs_per_record"] = med([x["allocs_per_record"] for x in res[name]])
             row["records"] = rows_expected
         out_rows.append(row)
@@ -214,10 +223,19 @@ def main():
           "(median of %d rounds, range %.2f-%.2f; 1 reader uses %.2f cores)" %
           (cores, med(lim), a.runs, min(lim), max(lim),
            med([res["parts-1"][i]["cpu_s"] / res["parts-1"][i]["wall_s"] for i in range(a.runs)])))
-    if peers:
-        best = max(peers, key=lambda p: med([rate(p, i) for i in range(a.runs)]))
+    one_cpu = [p for p in peers if p != "polars-all"]
+    if one_cpu:
+        best = max(one_cpu, key=lambda p: med([rate(p, i) for i in range(a.runs)]))
         target(dsname + " library decode (read + tfq_decode_csv_buffer) / best peer (%s, 1 CPU)"
                % best, "buffer", best, 2.0, cpu_too=False)
+        # issue #41: end to end from the file, both sides on one CPU, every column materialised
+        # (tfq-cat's whole process, exec to exit, against the peer's read + conversion to numpy
+        # with its interpreter start and imports left out)
+        target(dsname + " tfq-cat end to end, 1 CPU (whole process) / best peer (%s, 1 CPU, "
+               "read + numpy)" % best, "no-shuffle-1cpu", best, 4.0, cpu_too=False)
+    if "polars-all" in peers:
+        target(dsname + " tfq-cat 2 readers on %d part files / polars on every core" % len(parts),
+               "parts-2", "polars-all", 2.0, cpu_too=False)
     ap_ = med([x["allocs_per_record"] for x in res["shuffle"]])
     print("TARGET #18 %s shuffled pipeline allocations per record (tfq-cat --stats) <= 0.05: "
           "%.4f %s" % (dsname, ap_, "met" if ap_ <= 0.05 else "missed"))

@@ -20,7 +20,7 @@ fresh process (its peak RSS from wait4), one epoch of:
                    of 128 records (when the package is installed)
 Peak RSS: VmHWM of a Python run, ru_maxrss (wait4) of tfq-cat, whose parent stays small.
 The time of a Python run is its epoch loop (pipeline made, every batch consumed; imports
-excluded); tfq-cat's is the process.  Ratios are per round, printed as the median of R rounds
+excluded: numpy's too, which tfq imports at its first batch and the peers before their loop); tfq-cat's is the process.  Ratios are per round, printed as the median of R rounds
 with their range, with TARGET lines.  Every run must deliver every record, or exit 1.
 Prints ROW {json} lines (bench "python")."""
 import argparse
@@ -42,6 +42,7 @@ BUFFER = 1000
 # ---- the child runs (one epoch each, in their own process) ----------------------------------
 
 def run_tfq_csv(path, n, threads=1):
+    import numpy  # noqa: F401 -- tfq imports it at the first batch: an import, outside the time
     import tfq
     spec = ",".join(SPEC_OF[t] for t in TYPES)
     t0 = time.perf_counter()
@@ -91,6 +92,7 @@ def run_pandas(path, n):
 
 
 def run_tfq_ex(path, n):
+    import numpy  # noqa: F401 -- as run_tfq_csv
     import tfq
     feats = {NAMES[k]: tfq.io.FixedLenFeature([], {"f": "float32", "l": "int64", "i": "int64",
                                                     "s": "string"}[t])

@@ -3,10 +3,14 @@
 
   spark-pipe   the D5 files read by Spark (sc.textFile(FILES, minPartitions=16), one partition
                per file), each partition piped, between the '#tfq unit=p units=U' header and the
-               '#tfq end rows=N' trailer, into its own `tfq-feed --to workers --elements batches
-               -` (RDD.pipe, checkCode=True; examples/spark/tfq_spark.py's feed_rdd, S2 of
-               distributed-feeding.md 3.5), feeding the batch-element queues of the same
-               loopback cluster and worker step as tfq-bc;
+               '#tfq end rows=N' trailer, into `tfq-feed-via SOCKET --to workers --elements
+               batches -` (RDD.pipe, checkCode=True; tfq.spark's feed_rdd(resident=...), S2 of
+               distributed-feeding.md 3.5): a unit run by the machine's resident tfq-feed (one
+               per job, started by the first unit; its CPU and its units' are added to the Spark
+               tree's), feeding the batch-element queues of the same loopback cluster and worker
+               step as tfq-bc;
+  spark-pipe-units  the same with a tfq-feed process per partition (`tfq-feed ... -`), each
+               loading TensorFlow and opening its sessions (the mode before the resident feeder);
   tfos-spark   TensorFlowOnSpark InputMode.SPARK through Spark: rdd.foreachPartition whose
                function parses each CSV line in Python and puts it, one proxied put() per row,
                into the JoinableQueue of the multiprocessing manager of worker p mod 2
@@ -45,7 +49,8 @@ T_START = time.time()
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SPARK_EX = os.path.join(ROOT, "examples", "spark")
-SPARK_VARIANTS = ["spark-pipe", "tfos-spark"]
+SPARK_VARIANTS = ["spark-pipe", "spark-pipe-units", "tfos-spark"]
+PIPES = ("spark-pipe", "spark-pipe-units")
 CLK = os.sysconf("SC_CLK_TCK")
 
 
@@ -89,6 +94,25 @@ def tree_cpu(root):
 
 # ---- executor side ------------------------------------------------------------------------------
 
+def resident_cpu(sock):
+    """CPU-seconds of the resident tfq-feed serving `sock` and of the units it reaped."""
+    want = b"--serve\0" + sock.encode() + b"\0"
+    tot = 0
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                if want not in f.read():
+                    continue
+            with open("/proc/%s/stat" % d) as f:
+                fl = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        tot += sum(int(x) for x in fl[11:15])
+    return tot / CLK
+
+
 def tfos_feed_partition(addrs, authkey):
     """The foreachPartition function of tfos-spark (TFSparkNode.train's _train: one put per row,
     then join)."""
@@ -127,9 +151,24 @@ def end_of_feed(addrs, authkey):
 
 # ---- the driver process -------------------------------------------------------------------------
 
+def source_spark_module():
+    """This checkout's python/tfq/spark.py as tfq.spark (the driver side: feed_rdd and the pipe
+    command), not the copy installed in the venv, which may be older: the bench measures this
+    tree.  The executors' Python workers import the installed one (only _headed runs there)."""
+    import importlib.util
+    import tfq  # noqa: F401 (the installed package, for the parent)
+    path = os.path.join(ROOT, "python", "tfq", "spark.py")
+    spec = importlib.util.spec_from_file_location("tfq.spark", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["tfq.spark"] = mod
+    spec.loader.exec_module(mod)
+
+
 def driver(a):
     sys.path.insert(0, SPARK_EX)
+    source_spark_module()
     import tfq_spark as ts
+    from tfq.spark import _headed as headed  # (not in the shim's *)
     sc = None
     try:
         sc = ts.spark_context(a.master, a.work, "w6-" + a.variant,
@@ -166,25 +205,32 @@ def driver(a):
             cpu0, jvm0, _ = tree_cpu(os.getpid())
             t0 = time.time()
             lines = []
-            if c["impl"] == "spark-pipe":
+            resident = c["impl"] == "spark-pipe"
+            sock = ts.resident_socket(a.token, c["queue"]) if resident else None
+            if c["impl"] in PIPES:
                 args = ["--to", "workers", "--elements", "batches", "-d", c["spec"], "-b",
                         str(c["batch"]), "--seed", str(c["seed"]), "-q", "--stats"]
                 lines = ts.feed_rdd(rdd, cluster, tfq_feed=a.tfq_feed, token=a.token,
-                                    queue=c["queue"], args=args)
+                                    queue=c["queue"], args=args, resident=sock or False)
             else:
                 rdd.foreachPartition(tfos_feed_partition(c["managers"], c["authkey"]))
                 end_of_feed(c["managers"], c["authkey"])
             t1 = time.time()
             cpu1, jvm1, nproc = tree_cpu(os.getpid())
+            # the resident tfq-feed is no descendant of the driver (a session of its own, its
+            # starter gone): its CPU and its reaped units' are added, all of it in the window
+            # (it starts with the job's first unit)
+            res_cpu = resident_cpu(sock) if resident else 0.0
+            cpu1 += res_cpu
             sink = {}
-            if c["impl"] == "spark-pipe":
+            if c["impl"] in PIPES:
                 # After the window: the same job into a sink that only reads its standard input
                 # (cat > /dev/null): Spark's own row path of S2 (the JVM reading the files, the
                 # Python workers, the pipe), which every S2 feeder pays whatever it does.
                 s0, sj0, _ = tree_cpu(os.getpid())
                 u0 = time.time()
                 sunk = rdd.mapPartitionsWithIndex(
-                    lambda p, it: ts._headed(p, parts, it)).pipe(
+                    lambda p, it: headed(p, parts, it)).pipe(
                     "/bin/sh -c 'cat >/dev/null; echo x'", env={"PATH": "/usr/bin:/bin"},
                     checkCode=True).count()
                 u1 = time.time()
@@ -195,7 +241,7 @@ def driver(a):
                         "sink_cpu_s_jvm": round(sj1 - sj0, 3)}
             emit("DONE", dict({"job_s": round(t1 - t0, 3), "partitions": parts,
                                "cpu_s": round(cpu1 - cpu0, 3), "cpu_s_jvm": round(jvm1 - jvm0, 3),
-                               "procs": nproc,
+                               "procs": nproc, "resident_cpu_s": round(res_cpu, 3),
                                "stats": [x for x in lines if "stats:" in x][:40]}, **sink))
     except BaseException as e:  # noqa: B036 (reported, then Spark is stopped)
         msg = str(e).strip().splitlines()
@@ -242,9 +288,12 @@ def start_driver(Proc, a, cl, logdir, variant):
     token = uuid.uuid4().hex
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TFQ_SPARK_RUN=token)
     env.pop("TF_CONFIG", None)
+    # spark-pipe-units may run another build's tfq-feed (--spark-units-build: the baseline)
+    build = (a.spark_units_build if variant == "spark-pipe-units" and a.spark_units_build
+             else a.build)
     d = Proc("%s-driver" % variant, [a.python, os.path.abspath(__file__), "driver", "--variant",
                                      variant, "--cluster", json.dumps(cl.spec), "--tfq-feed",
-                                     os.path.join(os.path.abspath(a.build), "tools",
+                                     os.path.join(os.path.abspath(build), "tools",
                                                   "tfq-feed"), "--master", a.spark_master,
                                      "--work", os.path.join(os.path.abspath(a.work), "spark"),
                                      "--token", token], env, logdir, short="spark")

@@ -1,10 +1,12 @@
-"""The peers of issue #18's library decode figure: one of DuckDB, pyarrow and pandas reads the
-mixed set (bench/gen_data.c, DM.csv) with every column typed and materialised as numpy arrays
-(no projection push-down), one thread.  bench/bench_mixed.py runs each under `taskset` on one CPU
-(pandas and pyarrow start helper threads of their own otherwise), one run per process, interleaved
-with tfq's runs.
+"""The peers of issue #18's library decode figure: one of DuckDB, pyarrow, pandas and polars
+reads the mixed set (bench/gen_data.c, DM.csv) with every column typed and materialised as numpy
+arrays (no projection push-down), one thread.  bench/bench_mixed.py runs each under `taskset` on
+one CPU (pandas and pyarrow start helper threads of their own otherwise), one run per process,
+interleaved with tfq's runs.  polars-all is polars in its default mode, every core (not pinned,
+POLARS_MAX_THREADS unset): the peer of tfq's two-reader row.
 
-    peers_mixed.py IMPL FILE TYPES      IMPL: duckdb, pyarrow or pandas; TYPES as bench_lines
+    peers_mixed.py IMPL FILE TYPES      IMPL: duckdb, pyarrow, pandas, polars (POLARS_MAX_THREADS=1)
+                                        or polars-all; TYPES as bench_lines
 
 Prints one line  ROW {"bench": "lines", "impl": IMPL, "wall_s", "cpu_s", "bytes", "rows",
 "mb_per_s", "mb_per_s_cpu", "check"}  where check is bench_lines' checksum (sum of every number,
@@ -60,10 +62,25 @@ def run_pandas(path, names, types):
     return [df[n].to_numpy() for n in names]
 
 
+POLARS = {"f": "Float32", "d": "Float64", "i": "Int32", "l": "Int64", "s": "String"}
+
+
+def run_polars(path, names, types):
+    import polars as pl  # POLARS_MAX_THREADS is read at import: main() sets it first
+    df = pl.read_csv(path, has_header=False, new_columns=names, quote_char=None,
+                     schema={n: getattr(pl, POLARS[k]) for n, k in zip(names, types)})
+    return [df[n].to_numpy() for n in names]
+
+
 def main():
     impl, path, types = sys.argv[1], sys.argv[2], sys.argv[3]
     names = ["c%d" % i for i in range(len(types))]
-    fn = {"duckdb": run_duckdb, "pyarrow": run_pyarrow, "pandas": run_pandas}[impl]
+    if impl == "polars":
+        os.environ["POLARS_MAX_THREADS"] = "1"
+    elif impl == "polars-all":
+        os.environ.pop("POLARS_MAX_THREADS", None)
+    fn = {"duckdb": run_duckdb, "pyarrow": run_pyarrow, "pandas": run_pandas,
+          "polars": run_polars, "polars-all": run_polars}[impl]
     w0, c0 = time.perf_counter(), time.process_time()
     cols = fn(path, names, types)
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0

@@ -27,6 +27,8 @@ Steps (each a program of bench/, its output kept in bench/out/logs/):
   WP    bench/bench_pipeline.py (issue #38: tfq_pipeline against tfq-cat's pipeline on the mixed
         set, 1 and 2 readers, free-running and deterministic; the checkpoint of a full buffer;
         11 interleaved rounds, --quick 5);
+  PY    bench/bench_python.py (issue #39: tfq.data from a Python loop against tf.data, pandas,
+        the tfrecord package and tfq-cat -o none; 5 interleaved rounds, --quick 3; peak RSS);
   EX    bench/bench_example.py (issue #17: tf.train.Example parsing, batch and single path, against
         TF's parse_example on 1 thread; the TFRecord -> parse_example -> shuffle_batch pipeline
         against TF1's queue pipeline and tf.data; medians of interleaved runs).
@@ -40,7 +42,7 @@ CsvDataset in round 1, W2's tf.data in rounds 1-2 (--quick: 1).  W4 (bench_e2e),
 (bench_dist.py), the mixed set (bench_mixed.py: 15 rounds, --quick 5) and EX (bench_example.py)
 interleave their own rounds; the targets say "median of N interleaved rounds, range a-b".
 Figures never fail the command: a step that fails is recorded (status, log) and its rows are
-missing ("n/a" in the table).  --only takes W0..W6, WM, WP, feed and EX, or the parts W3lat (bench_queue_lat
+missing ("n/a" in the table).  --only takes W0..W6, WM, WP, PY, feed and EX, or the parts W3lat (bench_queue_lat
 and its peers only), W2tfdata (the tf.data 2-thread peer only) and W4threads (1 and 4 readers only).  The exit status is nonzero only when a benchmark's own correctness
 check fails (a checksum mismatch) or the data cannot be generated."""
 import argparse
@@ -64,6 +66,7 @@ EXPECTED_SETS = {"D1": (1000000, "0xD1D1D1D1"), "D2": (10000000, "0xD2D2D2D2"),
                  "D5": (1000000, "0xD1D1D1D1"), "DM": (700000, "0xDDDDDDDD")}
 WM = "W1/W4 mixed set DM (issue #18)"
 WP = "tfq_pipeline on the mixed set DM (issue #38)"
+WPY = "tfq from Python on DM and its Examples (issue #39)"
 
 
 # ---- machine ------------------------------------------------------------------------------------
@@ -487,8 +490,8 @@ def wm_mixed(run, build, data):
     out = run.step("WM-mixed", [PY, os.path.join(ROOT, "bench", "bench_mixed.py"), "--build",
                                 build, "--python", PY, "--data", data, "--runs",
                                 "5" if run.quick else "15"], timeout=1800)
-    roles = {"lines": "tfq", "buffer": "tfq", "no-shuffle": "tfq", "shuffle": "tfq",
-             "parts-1": "tfq", "parts-2": "tfq"}
+    roles = {"lines": "tfq", "buffer": "tfq", "no-shuffle": "tfq", "no-shuffle-1cpu": "tfq",
+             "shuffle": "tfq", "parts-1": "tfq", "parts-2": "tfq"}
     for r in json_rows(out):
         if r.get("bench") == "mixed":
             run.add(WM, r["impl"], "throughput", r["mb_per_s"], "MB/s", roles.get(r["impl"], "peer"),
@@ -527,6 +530,29 @@ def wp_pipeline(run, build, data):
                     "info")
     if "CHECK FAILED" in out:
         run.checks_failed.append("pipeline check failed (see the WP-pipeline log)")
+
+
+def wpy_python(run, build, data):
+    """Issue #39: a Python loop consuming shuffled numpy batches of 128 (bench/bench_python.py:
+    tfq.data against tf.data, pandas, the tfrecord package and tfq-cat -o none, medians of
+    interleaved rounds, peak RSS of each)."""
+    out = run.step("PY-python", [PY, os.path.join(ROOT, "bench", "bench_python.py"), "--build",
+                                 build, "--data", data, "--runs", "3" if run.quick else "5"]
+                   + (["--records", "30000"] if run.quick else []),
+                   env=dict(os.environ, PYTHONPATH=os.path.join(build, "python")),
+                   timeout=3600)
+    for r in json_rows(out):
+        if r.get("bench") == "python":
+            run.add(WPY, r["impl"], "epoch", r["seconds"], "s",
+                    "tfq" if "/tfq" in r["impl"] else "peer", records=r["records"],
+                    seconds_min=r["seconds_min"], seconds_max=r["seconds_max"],
+                    records_per_s=r["records_per_s"], peak_rss_mib=r["peak_rss_mib"],
+                    runs=r["runs"])
+        elif r.get("bench") == "python-target":
+            run.add(WPY + " ratios", r["what"], "ratio", r["value"], "x", "info", min=r["min"],
+                    max=r["max"], bound=r["bound"])
+    if "CHECK FAILED" in out or "delivered" in out:
+        run.checks_failed.append("python check failed (see the PY-python log)")
 
 
 def w2_decode(run, build, data, main=True):
@@ -953,6 +979,9 @@ def targets(rows):
     for r in rows_of(rows, WP + " ratios"):
         add("#38", r["impl"] + " (median, range %.2f-%.2f)" % (r["min"], r["max"]), r["value"],
             r["bound"])
+    for r in rows_of(rows, WPY + " ratios"):
+        add("#39", r["impl"] + " (median, range %.2f-%.2f)" % (r["min"], r["max"]), r["value"],
+            r["bound"])
     for w, what in (("parse-batch", "parse_example (batch path)"),
                     ("parse-single", "parse_single_example (single path)")):
         et, ep = find(rows, EXW[w], "tfq"), find(rows, EXW[w], "tf")
@@ -1187,7 +1216,7 @@ def write_md(path, mach, rows, tg, steps, quick, total_s):
              "W1 TextLineReader gzip", "W1 TFRecordReader", "W2 decode 2 threads D1",
              "W2 decode 2 threads D5 (16 files)", "W3 queues", "W4 end-to-end 2 readers",
              "W4 end-to-end reader threads (full file)",
-             "W5 CLI preview (5 x 32 rows of D1)", WM, WP, "Feed a TF cluster queue (issue #8)", W6,
+             "W5 CLI preview (5 x 32 rows of D1)", WM, WP, WPY, "Feed a TF cluster queue (issue #8)", W6,
              EXW["parse-batch"], EXW["parse-single"], EXW["pipeline"]]
     for w in order:
         if w == "W3 queues":
@@ -1222,6 +1251,21 @@ def write_md(path, mach, rows, tg, steps, quick, total_s):
                 ck = rows_of(rows, WP + " checkpoint")
                 lines += ["", "Checkpoint of a full 10,000-record buffer: " + ", ".join(
                     "%s %s %s" % (r["impl"], fmt(r["value"], r["unit"]), r["unit"]) for r in ck), ""]
+        elif w == WPY:
+            rs = rows_of(rows, w)
+            if rs:
+                lines += ["### " + WPY, "", "Medians of interleaved rounds (bench/bench_python.py): "
+                          "one epoch of shuffled batches of 128 consumed by a Python loop (csv/*: "
+                          "the mixed set DM; ex/*: its first rows as tf.train.Example records; "
+                          "csv/tfq-cat: tfq-cat -o none, the same pipeline without Python), "
+                          "seconds per epoch with the range of the rounds, and the peak RSS of "
+                          "each.", "",
+                          "| impl | role | s/epoch | range | records/s | peak RSS MiB |",
+                          "|---|---|---|---|---|---|"]
+                lines += ["| %s | %s | %.3f | %.3f-%.3f | %.0f | %.0f |" % (
+                    r["impl"], r["role"], r["value"], r["seconds_min"], r["seconds_max"],
+                    r["records_per_s"], r["peak_rss_mib"]) for r in rs]
+                lines.append("")
         elif w == "W0 limits":
             rs = rows_of(rows, w)
             if rs:
@@ -1283,7 +1327,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build-release"))
     ap.add_argument("--data", default=os.path.join(ROOT, "bench", "data"))
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
-    ap.add_argument("--only", default="W0,W1,W2,W3,W4,W5,WM,WP,feed,W6,EX")
+    ap.add_argument("--only", default="W0,W1,W2,W3,W4,W5,WM,WP,PY,feed,W6,EX")
     ap.add_argument("--from-logs", action="store_true",
                     help="re-render report.json/.md from bench/out/logs of an earlier run")
     a = ap.parse_args()
@@ -1322,6 +1366,8 @@ def main():
         wm_mixed(run, a.build, a.data)
     if "WP" in only:
         wp_pipeline(run, a.build, a.data)
+    if "PY" in only:
+        wpy_python(run, a.build, a.data)
     if "feed" in only:
         feed(run, a.build)
     if "W6" in only:

@@ -6,6 +6,8 @@
  *   cat_stdin.c   standard input: the prefix for inference (a memfd), the pump thread
  *   cat_example.c --features SPEC, parsed into a tfq_example_config
  *   cat_output.c  printing batches: table, jsonl, csv
+ *   cat_hint.c    the -d that reads a file after a late type error
+ *   cat_args_a.c  --header, --no-header, --infer-rows (and their --help section)
  *   cat_util.c    the helpers below (messages, exits, allocation that never fails)
  *   tfq_cat_args.c  the option parser (see tfq_cat_args.h)
  * Thread-safety: the main thread only, unless a function says otherwise. */

@@ -37,7 +37,7 @@ static tfq_code config_add(tfq_example_config *cfg, const ex_col *c, tfq_status 
     case TFQ_EXAMPLE_VAR_LEN: return tfq_example_config_add_var_len(cfg, c->name, c->dtype, st);
     default:
       return tfq_example_config_add_fixed_len_sequence(cfg, c->name, c->dtype, c->dims, c->rank, 1,
-                                                       NULL, st);
+                                                       c->dflt, st);
   }
 }
 
@@ -142,7 +142,8 @@ static void parse_shape(const char **pp, ex_col *c) {
   *pp = close + 1;
 }
 
-/* =DEFAULT (after the '='): a scalar of c's dtype, repeated to fill c's shape. */
+/* =DEFAULT (after the '='): a scalar of c's dtype, repeated to fill c's shape (FixedLen), or
+ * the padding of a FixedLenSequence feature (one element, its default_value). */
 static void parse_default(const char **pp, ex_col *c, const char *spec) {
   const char *p = skip_sp(*pp);
   sbuf d = {0};
@@ -156,10 +157,10 @@ static void parse_default(const char **pp, ex_col *c, const char *spec) {
     sb_add(&d, s, (size_t)(e - s));
   }
   *pp = p;
-  if (c->kind != TFQ_EXAMPLE_FIXED_LEN)
+  if (c->kind == TFQ_EXAMPLE_VAR_LEN)
     usage_error(
-        "feature '%s' in --features: a default applies to FixedLen features only "
-        "(not to [*] or [?])",
+        "feature '%s' in --features: a default applies to FixedLen features and pads [?] "
+        "features (not [*])",
         c->name);
   float f = 0;
   long long i = 0;
@@ -170,7 +171,8 @@ static void parse_default(const char **pp, ex_col *c, const char *spec) {
   if (c->dtype != TFQ_STRING && (!d.n || *end || errno == ERANGE))
     usage_error("invalid default '%s' for feature '%s' (%s) in --features", d.p, c->name,
                 c->dtype == TFQ_FLOAT ? "float32" : "int64");
-  if (tfq_tensor_new(c->dtype, c->dims, c->rank, &c->dflt, NULL)) die_oom();
+  int seq = c->kind == TFQ_EXAMPLE_FIXED_LEN_SEQUENCE; /* the padding: one element */
+  if (tfq_tensor_new(c->dtype, c->dims, seq ? 0 : c->rank, &c->dflt, NULL)) die_oom();
   int64_t n = tfq_tensor_num_elements(c->dflt);
   for (int64_t k = 0; k < n; k++) {
     if (c->dtype == TFQ_FLOAT) ((float *)tfq_tensor_data(c->dflt))[k] = f;
@@ -220,6 +222,7 @@ cat_example *example_features(const char *spec) {
     if (*p == '=') {
       p++;
       parse_default(&p, c, spec);
+      ex->padded |= c->kind == TFQ_EXAMPLE_FIXED_LEN_SEQUENCE;
     }
     p = skip_sp(p);
     if (*p && *p != ',')

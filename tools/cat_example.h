@@ -18,13 +18,15 @@ typedef struct {
   tfq_dtype dtype;  /* TFQ_FLOAT, TFQ_INT64 or TFQ_STRING */
   int rank;         /* FixedLen: its shape; FixedLenSequence: the shape of one row */
   int64_t *dims;    /* rank dims (NULL for rank 0) */
-  tfq_tensor *dflt; /* FixedLen: the default (prod(shape) elements), or NULL: required */
+  tfq_tensor *dflt; /* FixedLen: the default (prod(shape) elements), or NULL: required;
+                     * FixedLenSequence: the padding (one element), or NULL (0, "") */
 } ex_col;
 
 typedef struct cat_example {
   ex_col *cols; /* in SPEC's order */
   size_t ncols;
   tfq_example_config *cfg; /* every feature */
+  int padded; /* a FixedLenSequence feature has a padding: sequences print padded, as TF's */
 } cat_example;
 
 /* --features SPEC: NAME:TYPE[SHAPE][=DEFAULT] entries separated by ','.  A bad SPEC is a usage

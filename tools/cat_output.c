@@ -13,8 +13,73 @@
 
 /* ---- number formatting (shortest round trip) ---------------------------------------------- */
 
-/* Writes `v` in the shortest %.{1..9}g (float32: `f32` set, v holding the float exactly) or
- * %.{1..17}g (float64) form that parses back to the same value; NaN / Infinity / -Infinity. */
+/* The decimal digits (no leading or trailing zeros) and the exponent of the first digit of
+ * `v` (finite, not zero): the shortest digit string that reads back exactly (float32: `f32` set,
+ * through strtof; float64 through strtod), of those the nearest to v, as Python's repr and
+ * numpy's Dragon4 choose.  Each length p is tried with printf's correctly rounded %.{p-1}e (the
+ * nearest p-digit number) and, when that one does not read back, with its neighbour on the other
+ * side of v (at a power of two the interval that reads back is lopsided). */
+static int read_back(const char *s, double v, int f32) {
+  return f32 ? strtof(s, NULL) == (float)v : strtod(s, NULL) == v;
+}
+static void shortest_digits(double v, int f32, char *dig, int *exp10) {
+  char buf[64], alt[64];
+  double a = fabs(v);
+  for (int p = 1; p <= 17; p++) {
+    snprintf(buf, sizeof buf, "%.*e", p - 1, a);
+    char *e = strchr(buf, 'e');
+    int ex = atoi(e + 1), nd = 0;
+    char d[24];
+    for (char *q = buf; q < e; q++)
+      if (*q != '.') d[nd++] = *q;
+    d[nd] = '\0';
+    int ok = f32 ? read_back(buf, a, 1) : read_back(buf, a, 0);
+    if (!ok) { /* the neighbour on the other side of v */
+      double near = strtod(buf, NULL);
+      int up = near < a, k = nd - 1, ex2 = ex;
+      char d2[24];
+      memcpy(d2, d, (size_t)nd + 1);
+      if (up) {
+        while (k >= 0 && d2[k] == '9') d2[k--] = '0';
+        if (k < 0) {
+          memmove(d2 + 1, d2, (size_t)nd + 1);
+          d2[0] = '1';
+          d2[nd] = '\0'; /* 999 -> 1000: keep p digits, one exponent up */
+          ex2++;
+        } else {
+          d2[k]++;
+        }
+      } else {
+        while (k >= 0 && d2[k] == '0') d2[k--] = '9';
+        if (k < 0) continue;
+        d2[k]--;
+        if (d2[0] == '0') { /* 1000 -> 0999: p digits one exponent down */
+          memmove(d2, d2 + 1, (size_t)nd);
+          d2[nd - 1] = '9';
+          ex2--;
+        }
+      }
+      snprintf(alt, sizeof alt, "%c.%se%d", d2[0], d2 + 1, ex2);
+      if (!read_back(alt, a, f32)) continue;
+      memcpy(d, d2, (size_t)nd + 1);
+      ex = ex2;
+    }
+    while (nd > 1 && d[nd - 1] == '0') d[--nd] = '\0';
+    memcpy(dig, d, (size_t)nd + 1);
+    *exp10 = ex;
+    return;
+  }
+  snprintf(dig, 24, "0"); /* not reached: 17 digits always read back */
+  *exp10 = 0;
+}
+
+/* Writes `v` (float32: `f32` set, v holding the float exactly) in the shortest form that reads
+ * back exactly (float32: the shortest digits that read back as the same float32, as numpy's
+ * str gives them), laid out as Python's repr lays out a float: positional when the exponent e
+ * of the first digit is -4 <= e < 16 ("50", "300.5", "0.0001", float32 "16777216", where numpy
+ * would write 1.6777216e+07 and 1e-04), else scientific with a signed
+ * exponent of at least two digits ("1e-05", "1.5e+16"), except that an integral value has no ".0"
+ * (Python's repr writes 50.0); NaN / Infinity / -Infinity. */
 static void fmt_real(char *buf, size_t cap, double v, int f32) {
   if (isnan(v)) {
     snprintf(buf, cap, "NaN");
@@ -24,10 +89,33 @@ static void fmt_real(char *buf, size_t cap, double v, int f32) {
     snprintf(buf, cap, v > 0 ? "Infinity" : "-Infinity");
     return;
   }
-  for (int p = 1; p <= (f32 ? 9 : 17); p++) {
-    snprintf(buf, cap, "%.*g", p, v);
-    if (f32 ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v) return;
+  if (v == 0) {
+    snprintf(buf, cap, signbit(v) ? "-0" : "0");
+    return;
   }
+  char d[24], out[400];
+  int e, nd, n = 0;
+  shortest_digits(v, f32, d, &e);
+  nd = (int)strlen(d);
+  if (signbit(v)) out[n++] = '-';
+  if (e < -4 || e >= 16) {
+    out[n++] = d[0];
+    if (nd > 1) n += snprintf(out + n, sizeof out - (size_t)n, ".%s", d + 1);
+    n += snprintf(out + n, sizeof out - (size_t)n, "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
+  } else if (e < 0) {
+    out[n++] = '0';
+    out[n++] = '.';
+    for (int k = -1; k > e; k--) out[n++] = '0';
+    memcpy(out + n, d, (size_t)nd);
+    n += nd;
+  } else {
+    for (int k = 0; k <= e || k < nd; k++) {
+      if (k == e + 1) out[n++] = '.';
+      out[n++] = k < nd ? d[k] : '0';
+    }
+  }
+  out[n] = '\0';
+  snprintf(buf, cap, "%s", out);
 }
 static void fmt_float(char *buf, size_t cap, float v) { fmt_real(buf, cap, v, 1); }
 static void fmt_double(char *buf, size_t cap, double v) { fmt_real(buf, cap, v, 0); }
@@ -60,7 +148,9 @@ static size_t utf8_seq(const unsigned char *s, size_t n) {
   return len;
 }
 
-/* Appends `s` as a JSON string: valid UTF-8 as is, other bytes as \u00XX. */
+/* Appends `s` as a JSON string: valid UTF-8 as is, each byte of what is not valid UTF-8 as the
+ * lone surrogate \udcXX (XX the byte, 80..ff: Python's surrogateescape, so that
+ * json.loads(line) and str.encode("utf-8", "surrogateescape") give the bytes back). */
 static void json_string(sbuf *b, const char *s, size_t n) {
   const unsigned char *u = (const unsigned char *)s;
   sb_putc(b, '"');
@@ -90,7 +180,7 @@ static void json_string(sbuf *b, const char *s, size_t n) {
         sb_add(b, s + i, l);
         i += l;
       } else {
-        sb_printf(b, "\\u%04x", c);
+        sb_printf(b, "\\udc%02x", c);
         i++;
       }
     }
@@ -333,40 +423,33 @@ static void put_names(const app *a, sbuf *o, str_writer str) {
   }
 }
 
+/* One JSON object a record: {"NAME":VALUE,...} in column order ("key" first with --keys). */
 static void emit_jsonl(app *a, const tfq_tuple *b, int64_t n) {
-  sbuf *o = &a->out;
-  sb_printf(o, "{\"batch\":%" PRId64 ",\"size\":%" PRId64 ",\"columns\":[", a->batches_out, n);
-  for (size_t c = 0; c < a->ncols; c++) {
-    column v = get_column(a, b, c, n);
-    sb_puts(o, c ? ",[" : "[");
-    for (int64_t i = 0; i < n; i++) {
-      if (i) sb_putc(o, ',');
-      if (v.list)
-        put_list(o, &v, i);
-      else
-        put_value(o, v.t, i, json_string, 1);
-    }
-    sb_putc(o, ']');
-    drop_column(&v);
-  }
-  sb_putc(o, ']');
-  if (a->o.keys) {
-    sb_puts(o, ",\"keys\":[");
-    sbuf k = {0};
-    for (int64_t i = 0; i < n; i++) {
+  sbuf *o = &a->out, k = {0};
+  column *cols = xcalloc(a->ncols ? a->ncols : 1, sizeof *cols);
+  for (size_t c = 0; c < a->ncols; c++) cols[c] = get_column(a, b, c, n);
+  for (int64_t i = 0; i < n; i++) {
+    sb_putc(o, '{');
+    if (a->o.keys) {
       key_text(a, b, i, &k);
-      if (i) sb_putc(o, ',');
+      sb_puts(o, "\"key\":");
       json_string(o, k.p, k.n);
     }
-    free(k.p);
-    sb_putc(o, ']');
+    for (size_t c = 0; c < a->ncols; c++) {
+      const column *v = &cols[c];
+      if (c || a->o.keys) sb_putc(o, ',');
+      json_string(o, a->names[c], strlen(a->names[c]));
+      sb_putc(o, ':');
+      if (v->list)
+        put_list(o, v, i);
+      else
+        put_value(o, v->t, i, json_string, 1);
+    }
+    sb_puts(o, "}\n");
   }
-  if ((a->o.skip_header_lines > 0 && a->fmt == FMT_CSV) || a->examples) {
-    sb_puts(o, ",\"names\":[");
-    put_names(a, o, json_string);
-    sb_putc(o, ']');
-  }
-  sb_puts(o, "}\n");
+  for (size_t c = 0; c < a->ncols; c++) drop_column(&cols[c]);
+  free(cols);
+  free(k.p);
 }
 
 static void emit_csv(app *a, const tfq_tuple *b, int64_t n) {

@@ -1,6 +1,8 @@
 /* tfq-cat's output (tools/ only): each batch as an aligned table (80 columns), one JSON object a
- * line, or CSV, appended to a->out and written to standard output by out_flush.  Numbers are
- * printed in their shortest round-trip form; NaN, Infinity and -Infinity as such (quoted in
+ * record (the column names as keys; bytes that are not UTF-8 as \udcXX, Python's
+ * surrogateescape), or CSV, appended to a->out and written to standard output by out_flush.
+ * Numbers are printed in their shortest round-trip form laid out as Python's repr (float64) and
+ * numpy's str (float32) without a trailing ".0"; NaN, Infinity and -Infinity as such (quoted in
  * JSON).  A tf.train.Example feature holding a list per record prints it as JSON in every
  * format.  Keys are printed with the files as the user named them (standard input as "-"). */
 #ifndef TFQ_TOOLS_CAT_OUTPUT_H

@@ -26,7 +26,8 @@ void select_by_name(app *a, const char *names) {
     tfq_pipeline_options_set_compression(po, (tfq_compression)o->compression);
   tfq_pipeline_options_set_field_delim(po, o->field_delim);
   tfq_pipeline_options_set_use_quote_delim(po, !o->no_quote_delim);
-  if (o->skip_header_lines > 0) tfq_pipeline_options_set_header(po, 1);
+  /* the header as the pipeline will take it (--header, --no-header, else detected) */
+  tfq_pipeline_options_set_header(po, o->header < 0 && o->skip_header_lines > 0 ? 1 : o->header);
   tfq_pipeline_options_set_skip_header_lines(po, o->skip_header_lines);
   tfq_pipeline_options_set_shuffle(po, 0);
   tfq_pipeline *p;

@@ -253,7 +253,8 @@ void setup_stdin(input_file *f, const options *o, in_format fmt, int need_sample
     usage_error("--num-epochs=%" PRId64 " needs files: standard input can be read only once",
                 o->num_epochs);
   /* Read a prefix: enough lines for inference, or the magic bytes. */
-  size_t want_lines = need_sample ? (size_t)o->skip_header_lines + INFER_ROWS + 1 : 0;
+  int64_t rows = o->infer_rows > INFER_ROWS ? o->infer_rows : INFER_ROWS; /* --infer-rows */
+  size_t want_lines = need_sample ? (size_t)(o->skip_header_lines + rows) + 1 : 0;
   size_t cap = g_unread_n > ((size_t)1 << 16) ? g_unread_n : (size_t)1 << 16, n = 0;
   char *buf = xmalloc(cap);
   if (g_unread) { /* what stdin_header took */

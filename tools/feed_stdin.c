@@ -52,6 +52,17 @@ static void trailer_check(const char *t, int64_t lines) {
   }
 }
 
+/* Whether `f`'s read buffer is empty (its next read is a read(2)).  glibc: its buffer pointers;
+ * elsewhere always (a write per line, as a plain pipe would). */
+static int read_drained(FILE *f) {
+#ifdef __GLIBC__
+  return f->_IO_read_ptr >= f->_IO_read_end;
+#else
+  (void)f;
+  return 1;
+#endif
+}
+
 static void *pump_main(void *arg) {
   pump *p = arg;
   int ok = write_all(p->fd, p->prefix, p->n) == 0;
@@ -63,7 +74,10 @@ static void *pump_main(void *arg) {
     char buf[1 << 16];
     size_t r;
     while (ok && (r = fread(buf, 1, sizeof buf, g_in)) > 0) ok = write_all(p->fd, buf, r) == 0;
-  } else {
+  } else { /* the lines go on in blocks: one write per block read (up to 256 KiB), not per line,
+            * and never held once the input has nothing more to read yet */
+    size_t bcap = (size_t)1 << 18, bn = 0;
+    char *blk = xmalloc(bcap);
     while (ok && (n = getline(&line, &cap, g_in)) > 0) {
       if (trailer) {
         trailer_fail("data after the '#tfq end' trailer");
@@ -74,8 +88,23 @@ static void *pump_main(void *arg) {
         continue;
       }
       lines++;
-      ok = write_all(p->fd, line, (size_t)n) == 0;
+      if (bn + (size_t)n > bcap) {
+        ok = write_all(p->fd, blk, bn) == 0;
+        bn = 0;
+      }
+      if ((size_t)n > bcap) {
+        ok = ok && write_all(p->fd, line, (size_t)n) == 0;
+      } else {
+        memcpy(blk + bn, line, (size_t)n);
+        bn += (size_t)n;
+      }
+      if (bn && ok && read_drained(g_in)) { /* the next getline reads: pass on what came */
+        ok = write_all(p->fd, blk, bn) == 0;
+        bn = 0;
+      }
     }
+    if (ok && bn) ok = write_all(p->fd, blk, bn) == 0;
+    free(blk);
     if (!ok)
       trailer_fail("cannot pass the data on");
     else if (!trailer)
@@ -135,6 +164,7 @@ static void read_header(options *o, sbuf *prefix, int64_t *lines) {
 /* Standard input as a path for the pipeline, and its sample file (inference). */
 void setup_stdin(options *o, tfq_pipeline_options *po, tfq_status *st) {
   g_in = stdin;
+  setvbuf(stdin, NULL, _IOFBF, (size_t)1 << 16); /* reads of a pipe's 64 KiB, not 4 KiB */
   sbuf pre = {0};
   int64_t lines = 0;
   read_header(o, &pre, &lines);

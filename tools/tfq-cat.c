@@ -30,8 +30,10 @@
 #include <unistd.h>
 
 #include "cat_app.h"
+#include "cat_args_a.h"
 #include "cat_b.h"
 #include "cat_example.h"
+#include "cat_hint.h"
 #include "cat_output.h"
 #include "cat_stdin.h"
 
@@ -308,13 +310,16 @@ static tfq_pipeline_options *pipeline_options(app *a, const cat_plan *plan, cat_
     if (o->na_value && tfq_pipeline_options_set_na_value(po, o->na_value, st)) die_oom();
     if (o->nselect && tfq_pipeline_options_set_select_cols(po, o->select_cols, o->nselect, st))
       die_oom();
-    if (o->skip_header_lines > 0) tfq_pipeline_options_set_header(po, 1);
+    /* the header: --header, --no-header, else detected (line 1 with --skip-header-lines) */
+    tfq_pipeline_options_set_header(po, o->header < 0 && o->skip_header_lines > 0 ? 1 : o->header);
   }
   if (a->fmt == FMT_FIXED)
     tfq_pipeline_options_set_fixed_length(po, o->record_bytes, o->header_bytes, o->footer_bytes,
                                           o->hop_bytes);
   if (ex) tfq_pipeline_options_set_features(po, ex->cfg);
-  tfq_pipeline_options_set_ragged_sequences(po, 1);
+  if (o->infer_rows > 0) tfq_pipeline_options_set_infer_rows(po, o->infer_rows);
+  /* each record's own rows; padded to the batch's longest, as TF's, when a padding is given */
+  tfq_pipeline_options_set_ragged_sequences(po, !(ex && ex->padded));
   tfq_pipeline_options_set_skip_header_lines(po, o->skip_header_lines);
   tfq_pipeline_options_set_keys(po, o->keys);
   tfq_pipeline_options_set_batch_size(po, o->batch_size);
@@ -358,22 +363,26 @@ static int64_t batch_rows(const tfq_pipeline *p, const tfq_tuple *b) {
   return tfq_tensor_dim(tfq_tuple_get(b, s), 0);
 }
 
-/* The pipeline's error with standard input named "-". */
+/* The pipeline's error with standard input named "-"; after a late type error in an inferred
+ * column, the -d that reads it (type_error_hint). */
 static void print_error(const app *a, const tfq_status *st) {
   const char *m = tfq_status_message(st);
   size_t pl = a->stdin_path ? strlen(a->stdin_path) : 0;
   if (!pl) {
     warnx_("%s", m);
-    return;
+  } else {
+    sbuf b = {0};
+    for (const char *q; (q = strstr(m, a->stdin_path)) != NULL; m = q + pl) {
+      sb_add(&b, m, (size_t)(q - m));
+      sb_putc(&b, '-');
+    }
+    sb_puts(&b, m);
+    warnx_("%s", b.p);
+    free(b.p);
   }
-  sbuf b = {0};
-  for (const char *q; (q = strstr(m, a->stdin_path)) != NULL; m = q + pl) {
-    sb_add(&b, m, (size_t)(q - m));
-    sb_putc(&b, '-');
-  }
-  sb_puts(&b, m);
-  warnx_("%s", b.p);
-  free(b.p);
+  char *hint = type_error_hint(a, tfq_status_message(st), tfq_status_line(st));
+  if (hint) warnx_("%s", hint);
+  free(hint);
 }
 
 /* The columns printed: Example features in the --features order, else the pipeline's, without
@@ -401,7 +410,7 @@ static void plan_columns(app *a, const cat_example *ex) {
 static _Noreturn void args_failed(cat_args_status as, char *msg) {
   switch (as) {
     case CAT_ARGS_HELP:
-      fputs(cat_usage_text, stdout);
+      cat_print_help(stdout);
       fputs(catb_usage_text, stdout);
       exit(fflush(stdout) ? EXIT_DATA : EXIT_OK);
     case CAT_ARGS_VERSION:
@@ -453,7 +462,8 @@ int main(int argc, char **argv) {
   /* usage errors before any file is read */
   cat_example *ex = o->features ? example_features(o->features) : NULL;
 
-  int need_sample = a->fmt == FMT_CSV && (!o->record_defaults || o->skip_header_lines > 0);
+  int need_sample =
+      a->fmt == FMT_CSV && (!o->record_defaults || o->skip_header_lines > 0 || o->header);
   if (plan.examples != EX_NONE && !ex) need_sample = 1; /* Example detection or inference */
   if (g_b.select_names) need_sample = 1;                /* the names are looked up in the sample */
   check_files(a, argc, argv, need_sample);
@@ -485,6 +495,9 @@ int main(int argc, char **argv) {
   tfq_pipeline *p = a->p;
   a->examples = tfq_pipeline_format(p) == TFQ_FORMAT_EXAMPLES;
   if (!o->quiet) {
+    if (a->fmt == FMT_CSV && o->header < 0 && o->skip_header_lines == 0 && tfq_pipeline_header(p))
+      warnx_("taking line 1 of %s as a header (--no-header to read it as data)",
+             a->files[0].display);
     if (a->fmt == FMT_CSV && !o->record_defaults && tfq_pipeline_columns_spec(p))
       warnx_("inferred -d '%s'", tfq_pipeline_columns_spec(p));
     if (a->examples && !ex) {

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "feed.h"
+#include "feed_serve.h"
 #include "tfq_feed_args.h"
 
 /* The limit of a close (and of its probe), ms. */
@@ -491,6 +492,8 @@ __attribute__((section(".preinit_array"),
                used)) static void (*const preinit_quiet)(int, char **, char **) = quiet_tensorflow;
 
 int main(int argc, char **argv) {
+  /* the resident mode: returns in a forked unit only, with the unit's arguments */
+  if (argc >= 2 && strcmp(argv[1], "--serve") == 0) feed_serve(&argc, &argv);
   signal(SIGPIPE, SIG_IGN);
   static options O;
   static feed F;

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cat_args_a.h"
+
 static void *xrealloc(void *p, size_t n);
 #include "sbuf.h"
 
@@ -424,8 +426,11 @@ static const struct option cat_more[] = {
     {"features", required_argument, NULL, OPT_FEATURES},
     {"raw", no_argument, NULL, OPT_RAW},
     {"max-bad-records", required_argument, NULL, OPT_CAT_MAX_BAD},
-    {NULL, 0, NULL, 0}};
-static void cat_defaults(options *o) { o->examples_ok = 1; }
+    CAT_ARGS_A_OPTIONS{NULL, 0, NULL, 0}};
+static void cat_defaults(options *o) {
+  o->examples_ok = 1;
+  cat_args_a_defaults(o);
+}
 static int cat_extra(int c, const char *arg, options *o) {
   switch (c) {
     case OPT_FEATURES: o->features = arg; return 1;
@@ -433,7 +438,7 @@ static int cat_extra(int c, const char *arg, options *o) {
     case OPT_CAT_MAX_BAD:
       o->max_bad_records = strcmp(arg, "-1") == 0 ? -1 : args_count("--max-bad-records", arg, 0);
       return 1;
-    default: return 0;
+    default: return cat_args_a(c, arg, o);
   }
 }
 static const args_mode cat_mode = {":f:z:d:b:n:j:o:qhV", NULL, cat_more, cat_defaults, cat_extra};

@@ -75,6 +75,8 @@ typedef struct {
   const char *features;    /* --features SPEC, or NULL (parsed by tools/cat_example.c) */
   int raw;                 /* --raw */
   int64_t max_bad_records; /* --max-bad-records (tfq-feed has its own, tfq_feed_args.h) */
+  int header;              /* csv: -1 detect (tfq-cat's default), 0 --no-header, 1 --header */
+  int64_t infer_rows;      /* --infer-rows, -1: the pipeline's default */
   /* tfq-feed only (tools/tfq_feed_args.c); zero for tfq-cat */
   const char *cluster;      /* --cluster, or NULL: $TF_CONFIG */
   int to_ps;                /* --to ps (default workers) */

@@ -11,6 +11,7 @@
 
 const char feed_usage_text[] =
     "Usage: tfq-feed [OPTION]... FILE...\n"
+    "       tfq-feed --serve SOCKET [--idle-ms MS]   (resident: units run by tfq-feed-via SOCKET)\n"
     "Feed a TensorFlow cluster's queues with the shuffled batches of a TF1 input pipeline\n"
     "(string_input_producer -> reader threads -> decode_csv -> RandomShuffleQueue), until the\n"
     "input ends; then close the queues (or leave that to the last of --feeders feeders).\n"

@@ -161,7 +161,22 @@ TFQ_API tfq_code tfq_pipeline_options_set_select_cols(tfq_pipeline_options *o, c
  * quote; with select_cols the kept fields; read from the sample file when one is set); it is
  * skipped, as with skip_header_lines = 1.  Without it, or for columns the header line lacks (a
  * CSV file that is empty included), the columns are named "c0", "c1", ... (text: "line"), as
- * tfq-cat names them.  Since: 0.3 */
+ * tfq-cat names them.  Since: 0.3
+ *
+ * `on` -1 (CSV with a spec string or inferred columns; tfq-cat's default, not the library's,
+ * which stays TF1's 0): line 1 is taken as the header when it looks like one, decided by
+ * tfq_pipeline_new() from line 1 and a sample of the records after it (the first input file or
+ * the sample file, set_infer_rows records, as for column inference): the records' columns are
+ * inferred, then each field of line 1 votes: in an int64 or float64 column, +1 when it is text
+ * that is not such a number, -1 when it is one; in a string column, -1 when it is a number or
+ * repeats one of the column's sampled values, +1 when the column's values (3 or more) all have
+ * one length and the field another (Python's csv.Sniffer.has_header rule); an empty field or
+ * na_value does not vote.  A header when the votes add up to more than 0 (a file of one line:
+ * never).  With skip_header_lines >= 1, line 1 is the header.  Other formats and csv options: off.
+ * tfq_pipeline_header() tells the outcome.  A UTF-8 byte order mark (EF BB BF) at the start of
+ * the header line is not part of the first column's name (any `on`); with -1 and no header, one
+ * at the start of a file's first record is not part of the data either (as Python's utf-8-sig
+ * reads it; with 0, the record's bytes as TF1 reads them).  Since: 0.3 */
 TFQ_API void tfq_pipeline_options_set_header(tfq_pipeline_options *o, int on);
 /* TextLineReader's skip_header_lines (CSV, text): lines skipped at the start of each file.
  * Default 0 (1 when set_header is on).  Since: 0.3 */
@@ -366,6 +381,11 @@ TFQ_API const int64_t *tfq_pipeline_column_dims(const tfq_pipeline *p, size_t i)
  * gives the same columns and batches.  NULL for csv options (set_csv_options) and the other
  * formats.  Ownership: borrowed from `p`.  Thread-safety: any.  Since: 0.3 */
 TFQ_API const char *tfq_pipeline_columns_spec(const tfq_pipeline *p);
+
+/* 1 when the first line of each file is the header (set_header 1, or -1 and detected, or
+ * skip_header_lines >= 1 with -1), else 0 (other formats; p NULL).  Thread-safety: any.
+ * Since: 0.3 */
+TFQ_API int tfq_pipeline_header(const tfq_pipeline *p);
 
 /* The pipeline's format: the one set, or for TFQ_FORMAT_TFRECORD_AUTO what the input turned out
  * to be (TFQ_FORMAT_EXAMPLES or TFQ_FORMAT_TFRECORD).  REQUIRES: p not NULL.  Thread-safety: any.

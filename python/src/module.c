@@ -190,6 +190,83 @@ static PyObject *tensor_strings(PyObject *self, PyObject *unused) {
   return list;
 }
 
+/* Short strings repeat (categories, codes, flags): a direct-mapped cache of bytes objects (strong
+ * references, GIL-protected: used only with the GIL held) hands out the same immutable object
+ * for the same contents, which saves an allocation now and a deallocation when the batch dies.
+ * A miss replaces the entry; at most BYTES_CACHE small objects stay alive. */
+#define BYTES_CACHE 4096
+#define BYTES_CACHE_MAXLEN 32
+static PyObject *bytes_cache[BYTES_CACHE];
+static const char *bytes_cache_data[BYTES_CACHE]; /* each entry's bytes and size, kept beside */
+static size_t bytes_cache_len[BYTES_CACHE];       /* it so that a lookup reads no object */
+
+static PyObject *cached_bytes(const char *s, size_t len, int *hit) {
+  if (len > BYTES_CACHE_MAXLEN) return PyBytes_FromStringAndSize(s, (Py_ssize_t)len);
+  uint32_t h = 2166136261u ^ (uint32_t)len;
+  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+  size_t k = (h ^ (h >> 15)) & (BYTES_CACHE - 1);
+  PyObject *b = bytes_cache[k];
+  if (b != NULL && bytes_cache_len[k] == len && memcmp(bytes_cache_data[k], s, len) == 0) {
+    ++*hit;
+    return Py_NewRef(b);
+  }
+  b = PyBytes_FromStringAndSize(s, (Py_ssize_t)len);
+  if (b == NULL) return NULL;
+  PyObject *old = bytes_cache[k];
+  bytes_cache[k] = Py_NewRef(b);
+  bytes_cache_data[k] = PyBytes_AsString(b);
+  bytes_cache_len[k] = len;
+  Py_XDECREF(old);
+  return b;
+}
+
+/* strings_into(array): the elements of a string tensor as bytes, written straight into a
+ * writable, C-contiguous buffer of object pointers (format "O": a numpy object array of as many
+ * elements), replacing (and releasing) what it held -- one pass, no list in between, which is
+ * most of a batch's cost in Python (tfq.data's string columns).  Returns None. */
+static PyObject *tensor_strings_into(PyObject *self, PyObject *arr) {
+  tfq_tensor *t = ((tfqpy_tensor_object *)self)->t;
+  if (tfq_tensor_dtype(t) != TFQ_STRING) {
+    PyErr_SetString(PyExc_TypeError, "not a string tensor");
+    return NULL;
+  }
+  Py_buffer view;
+  if (PyObject_GetBuffer(arr, &view, PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+    return NULL;
+  int64_t n = tfq_tensor_num_elements(t);
+  if (view.format == NULL || strcmp(view.format, "O") != 0 ||
+      view.itemsize != (Py_ssize_t)sizeof(PyObject *) ||
+      view.len != (Py_ssize_t)(n * (int64_t)sizeof(PyObject *))) {
+    PyBuffer_Release(&view);
+    PyErr_SetString(PyExc_ValueError, "strings_into needs an object array of the tensor's size");
+    return NULL;
+  }
+  PyObject **slots = view.buf;
+  /* the cache serves columns whose values repeat: a column that misses most of its first 32
+   * values (unique ids) makes its bytes directly for the rest of the call */
+  int hits = 0, cache = 1;
+  for (int64_t i = 0; i < n; i++) {
+    size_t len = 0;
+    const char *str = tfq_tensor_string(t, i, &len);
+#if defined(__GNUC__)
+    /* a shuffled batch's strings lie all over the reader's buffers: fetch ahead */
+    if (i + 8 < n) __builtin_prefetch(tfq_tensor_string(t, i + 8, NULL));
+#endif
+    if (i == 32 && hits < 16) cache = 0;
+    PyObject *b =
+        cache ? cached_bytes(str, len, &hits) : PyBytes_FromStringAndSize(str, (Py_ssize_t)len);
+    if (b == NULL) {
+      PyBuffer_Release(&view);
+      return NULL;
+    }
+    PyObject *old = slots[i];
+    slots[i] = b;
+    Py_XDECREF(old);
+  }
+  PyBuffer_Release(&view);
+  Py_RETURN_NONE;
+}
+
 /* Debug accessors for the tests: the tensor's data address and its tfq reference count. */
 static PyObject *tensor_address(PyObject *self, PyObject *unused) {
   return PyLong_FromVoidPtr(tfq_tensor_data(((tfqpy_tensor_object *)self)->t));
@@ -201,6 +278,8 @@ static PyObject *tensor_refcount(PyObject *self, PyObject *unused) {
 
 static PyMethodDef tensor_methods[] = {
     {"strings", tensor_strings, METH_NOARGS, "The elements of a string tensor as bytes, flat."},
+    {"strings_into", tensor_strings_into, METH_O,
+     "strings_into(object_array): the elements as bytes, into a numpy object array."},
     {"_address", tensor_address, METH_NOARGS, "The data address (debug: zero-copy tests)."},
     {"_refcount", tensor_refcount, METH_NOARGS, "tfq's reference count (debug)."},
     {NULL, NULL, 0, NULL}};
@@ -242,6 +321,7 @@ static PyMethodDef module_methods[] = {
     {"decode_csv", tfqpy_decode_csv, METH_VARARGS, "tfq_decode_csv_lines: a tuple of Tensors."},
     {"parse_example", tfqpy_parse_example, METH_VARARGS, "(keys, sparse flags, Tensors)"},
     {"decode_raw", tfqpy_decode_raw, METH_VARARGS, "tfq_decode_raw: a Tensor [n, k]."},
+    {"_watch_interrupts", tfqpy_watch_interrupts, METH_O, "Ctrl-C wakes Pipeline.next()."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT,
@@ -259,7 +339,8 @@ PyMODINIT_FUNC PyInit__tfq(void) {
   PyObject *m = PyModule_Create(&module_def);
   if (m == NULL) return NULL;
   if (tfqpy_tensor_init_type(m) < 0 || tfqpy_pipeline_init_type(m) < 0 ||
-      tfqpy_queue_init_type(m) < 0 || tfqpy_reader_init_type(m) < 0) {
+      tfqpy_queue_init_type(m) < 0 || tfqpy_reader_init_type(m) < 0 ||
+      tfqpy_train_init_type(m) < 0) {
     Py_DECREF(m);
     return NULL;
   }

@@ -34,8 +34,8 @@ static int add_column(tfq_csv_options *o, PyObject *col, tfq_status *st) {
   return 0;
 }
 
-static int set_options(tfq_csv_options *o, PyObject *cols, PyObject *delim, int quote, PyObject *na,
-                       PyObject *select, tfq_status *st) {
+int tfqpy_csv_set_options(tfq_csv_options *o, PyObject *cols, PyObject *delim, int quote,
+                          PyObject *na, PyObject *select, tfq_status *st) {
   Py_ssize_t n = PySequence_Size(cols);
   if (n < 0) return -1;
   for (Py_ssize_t i = 0; i < n; i++) {
@@ -105,7 +105,7 @@ PyObject *tfqpy_decode_csv(PyObject *self, PyObject *args) {
     tfqpy_raise(st);
     goto done;
   }
-  if (set_options(o, cols, delim, quote, na, select, st) < 0) goto done;
+  if (tfqpy_csv_set_options(o, cols, delim, quote, na, select, st) < 0) goto done;
   tfq_tuple *out = NULL;
   tfq_code c;
   Py_BEGIN_ALLOW_THREADS c = tfq_decode_csv_lines(o, ptrs, lens, (size_t)n, &out, st);

@@ -7,11 +7,97 @@
  * next() hands them to the Python callback (options["on_bad_record"]) after the call.
  * A pipeline is bound to the process that made it: used after fork() in a child it raises
  * RuntimeError (the reader threads do not survive a fork). */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "tfqpy.h"
+
+/* ---- Ctrl-C during next() ----------------------------------------------------------------------
+ * tfq_pipeline_next() has no timeout, so a thread watches a pipe that Python's C signal handler
+ * writes each signal's number to (signal.set_wakeup_fd, set by tfq.data when nobody else owns it:
+ * _watch_interrupts(fd)).  While the main thread is inside next() (armed), a SIGINT byte makes
+ * the watcher stop that pipeline (tfq_pipeline_stop); next() then returns CANCELLED, and the main
+ * thread, with the GIL back, runs PyErr_CheckSignals(): KeyboardInterrupt.  The watcher never
+ * calls Python.  A pipeline interrupted so is stopped for good (later calls: CancelledError). */
+static pthread_mutex_t watch_mu = PTHREAD_MUTEX_INITIALIZER;
+static tfq_pipeline *watch_armed = NULL; /* the pipeline in next() on the main thread */
+static int watch_hit = 0;                /* the watcher stopped watch_armed */
+static int watch_fd = -1;
+static unsigned long watch_main = 0; /* the main thread's PyThread ident */
+
+static void *watch_loop(void *arg) {
+  (void)arg;
+  for (;;) {
+    unsigned char buf[64];
+    ssize_t n = read(watch_fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return NULL;
+    for (ssize_t i = 0; i < n; i++) {
+      if (buf[i] != SIGINT) continue;
+      pthread_mutex_lock(&watch_mu);
+      if (watch_armed != NULL && !watch_hit) {
+        watch_hit = 1;
+        tfq_pipeline_stop(watch_armed);
+      }
+      pthread_mutex_unlock(&watch_mu);
+    }
+  }
+}
+
+/* _watch_interrupts(fd): from the main thread, once; fd the read end of the wakeup pipe. */
+PyObject *tfqpy_watch_interrupts(PyObject *self, PyObject *arg) {
+  int fd = (int)PyLong_AsLong(arg);
+  if (fd < 0 && PyErr_Occurred()) return NULL;
+  if (watch_fd >= 0) Py_RETURN_FALSE;
+  watch_fd = fd;
+  watch_main = PyThread_get_thread_ident();
+  pthread_t t;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  int rc = pthread_create(&t, &attr, watch_loop, NULL);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) {
+    watch_fd = -1;
+    Py_RETURN_FALSE;
+  }
+  Py_RETURN_TRUE;
+}
+
+/* Arms the watcher for `p` when on the main thread; -1 with KeyboardInterrupt if a SIGINT is
+ * already pending (it came before the arming: its byte may be gone). */
+static int watch_arm(tfq_pipeline *p, int *armed) {
+  *armed = 0;
+  if (watch_fd < 0 || PyThread_get_thread_ident() != watch_main) return 0;
+  pthread_mutex_lock(&watch_mu);
+  watch_armed = p;
+  watch_hit = 0;
+  pthread_mutex_unlock(&watch_mu);
+  *armed = 1;
+  if (PyErr_CheckSignals() < 0) {
+    pthread_mutex_lock(&watch_mu);
+    watch_armed = NULL;
+    pthread_mutex_unlock(&watch_mu);
+    *armed = 0;
+    return -1;
+  }
+  return 0;
+}
+
+/* Disarms; nonzero if the watcher stopped the pipeline during the call. */
+static int watch_disarm(int armed) {
+  if (!armed) return 0;
+  pthread_mutex_lock(&watch_mu);
+  int hit = watch_hit;
+  watch_armed = NULL;
+  watch_hit = 0;
+  pthread_mutex_unlock(&watch_mu);
+  return hit;
+}
 
 PyObject *tfqpy_pipeline_type = NULL;
 
@@ -429,12 +515,20 @@ static PyObject *pipeline_next(PyObject *self, PyObject *unused) {
   tfq_tuple *out = NULL;
   tfq_code c;
   tfq_pipeline *p = o->p;
+  int armed;
+  if (watch_arm(p, &armed) < 0) {
+    tfq_status_free(st);
+    return NULL;
+  }
   o->busy = 1;
   o->started = 1;
   Py_BEGIN_ALLOW_THREADS c = tfq_pipeline_next(p, &out, st);
   Py_END_ALLOW_THREADS o->busy = 0;
+  int interrupted = watch_disarm(armed);
   PyObject *res = NULL;
-  if (flush_bad(o) < 0) {
+  if (interrupted && PyErr_CheckSignals() < 0) {
+    /* Ctrl-C: KeyboardInterrupt (the pipeline is stopped) */
+  } else if (flush_bad(o) < 0) {
     /* the callback raised: its exception wins */
   } else if (c != TFQ_OK) {
     tfqpy_raise(st);

@@ -83,7 +83,7 @@ static tfq_tensor *make_tensor(PyObject *comp, tfq_status *st) {
   return t;
 }
 
-static tfq_tuple *make_tuple(PyObject *comps, tfq_status *st) {
+tfq_tuple *tfqpy_make_tuple(PyObject *comps, tfq_status *st) {
   Py_ssize_t n = PySequence_Size(comps);
   if (n < 0) return NULL;
   tfq_tuple *tup = NULL;
@@ -209,7 +209,14 @@ static PyObject *queue_call(queue_object *o, int op, tfq_tuple *in, long long n,
   tfq_tuple *out = NULL;
   tfq_queue *q = o->q;
   tfq_code c = TFQ_OK;
-  int64_t to = timeout < 0 ? TFQ_NO_TIMEOUT : (int64_t)timeout;
+  /* A dequeue waits in slices of 100 ms, taking the GIL back between them to see Ctrl-C
+   * (PyErr_CheckSignals: KeyboardInterrupt); a timed-out dequeue_many/up_to puts its partial
+   * batch back (queue.h), so slicing loses nothing and changes no order. */
+  int sliced = op >= OP_DEQ && op <= OP_DEQ_UP_TO;
+  int64_t left = timeout < 0 ? -1 : (int64_t)timeout;
+again:;
+  int64_t to = left < 0 ? TFQ_NO_TIMEOUT : left;
+  if (sliced && (left < 0 || left > 100000)) to = 100000;
   Py_BEGIN_ALLOW_THREADS;
   switch (op) {
     case OP_ENQ: c = tfq_queue_enqueue(q, in, NULL, to, st); break;
@@ -220,6 +227,15 @@ static PyObject *queue_call(queue_object *o, int op, tfq_tuple *in, long long n,
     default: c = tfq_queue_close(q, (int)n, NULL, to, st); break;
   }
   Py_END_ALLOW_THREADS;
+  if (sliced && c == TFQ_DEADLINE_EXCEEDED && to != left) {
+    if (left > 0) left -= to;
+    if (PyErr_CheckSignals() < 0) {
+      tfq_status_free(st);
+      return NULL;
+    }
+    tfq_status_clear(st);
+    goto again;
+  }
   tfq_tuple_free(in);
   PyObject *res;
   if (c != TFQ_OK)
@@ -238,7 +254,7 @@ static PyObject *queue_enqueue_op(PyObject *self, PyObject *args, int op) {
   if (!PyArg_ParseTuple(args, "O|L", &comps, &timeout)) return NULL;
   tfq_status *st = tfq_status_new();
   if (st == NULL) return PyErr_NoMemory();
-  tfq_tuple *in = make_tuple(comps, st);
+  tfq_tuple *in = tfqpy_make_tuple(comps, st);
   tfq_status_free(st);
   if (in == NULL) return NULL;
   return queue_call((queue_object *)self, op, in, 0, timeout);

@@ -217,8 +217,19 @@ static PyType_Slot reader_slots[] = {
 static PyType_Spec reader_spec = {"tfq._tfq.Reader", sizeof(reader_object), 0, Py_TPFLAGS_DEFAULT,
                                   reader_slots};
 
+static PyObject *reader_type = NULL;
+
+tfq_reader *tfqpy_reader_get(PyObject *obj) {
+  if (reader_type == NULL || !PyObject_TypeCheck(obj, (PyTypeObject *)reader_type)) {
+    PyErr_SetString(PyExc_TypeError, "expected a tfq reader (tfq.TextLineReader, ...)");
+    return NULL;
+  }
+  return ((reader_object *)obj)->r;
+}
+
 int tfqpy_reader_init_type(PyObject *module) {
-  PyObject *tp = PyType_FromSpec(&reader_spec);
-  if (tp == NULL) return -1;
-  return PyModule_AddObject(module, "Reader", tp);
+  reader_type = PyType_FromSpec(&reader_spec);
+  if (reader_type == NULL) return -1;
+  Py_INCREF(reader_type); /* kept for tfqpy_reader_get */
+  return PyModule_AddObject(module, "Reader", reader_type);
 }

@@ -40,6 +40,20 @@ int tfqpy_reader_init_type(PyObject *module);
  * TypeError for anything else (queue.c). */
 tfq_queue *tfqpy_queue_get(PyObject *obj);
 
+/* The tfq_reader of a tfq._tfq.Reader (borrowed, valid while the object lives); NULL with a
+ * TypeError for anything else (reader.c). */
+tfq_reader *tfqpy_reader_get(PyObject *obj);
+/* A new tuple from a sequence of (dtype code, shape, data) components, queue.c's form; NULL with
+ * an exception. */
+tfq_tuple *tfqpy_make_tuple(PyObject *comps, tfq_status *st);
+/* decode_csv's options from tfq.decode_csv's arguments (ops.c); -1 with an exception. */
+int tfqpy_csv_set_options(tfq_csv_options *o, PyObject *cols, PyObject *delim, int quote,
+                          PyObject *na, PyObject *select, tfq_status *st);
+/* _tfq._watch_interrupts(fd): Ctrl-C wakes a pipeline's next() (pipeline.c). */
+PyObject *tfqpy_watch_interrupts(PyObject *self, PyObject *arg);
+/* tfq._tfq.Coord and tfq._tfq.Runner (train.c). */
+int tfqpy_train_init_type(PyObject *module);
+
 /* _tfq.decode_csv, parse_example, decode_raw (ops.c). */
 PyObject *tfqpy_decode_csv(PyObject *self, PyObject *args);
 PyObject *tfqpy_parse_example(PyObject *self, PyObject *args);

@@ -10,6 +10,8 @@ classes; tfq.errors: TF's exception classes.  TensorFlow is not needed; numpy is
 from . import _tfq, errors
 from . import io
 from . import data
+from . import train
+from .train import Session, global_variables_initializer, local_variables_initializer, stack
 from .ops import decode_csv
 from .queues import FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue
 from .readers import (FixedLengthRecordReader, IdentityReader, ReaderBase, TextLineReader,
@@ -21,5 +23,5 @@ library_version = _tfq.version()
 __version__ = library_version  # one version: meson.build's project(), libtfq's and the wheel's
 
 __all__ = ["FixedLengthRecordReader", "IdentityReader", "ReaderBase", "TextLineReader",
-           "TFRecordReader", "WholeFileReader", "FIFOQueue", "PaddingFIFOQueue", "PriorityQueue", "QueueBase", "RandomShuffleQueue",
-           "data", "decode_csv", "errors", "io", "library_version"]
+           "TFRecordReader", "WholeFileReader", "FIFOQueue", "PaddingFIFOQueue", "PriorityQueue", "QueueBase", "RandomShuffleQueue", "Session", "global_variables_initializer", "local_variables_initializer", "stack",
+           "data", "decode_csv", "errors", "io", "library_version", "train"]

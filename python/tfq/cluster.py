@@ -265,8 +265,14 @@ def ack(key, rows, train, task_index, queue=DEFAULT_QUEUE, device="/job:ps/task:
 
     The feeder keeps each batch until it sees its acknowledgement; when a worker is lost (three
     failed probes), its unacknowledged batches go to the other workers, so every record is
-    trained at least once; a batch trained by a worker that died before its ack landed is
-    trained again (and counted as a duplicate by the feeder's ``--stats``)."""
+    trained at least once.  The feeder's ``--stats`` duplicates count only what the ack table
+    shows: re-sent batches acknowledged by two or more workers, and what earlier attempts of a
+    unit acknowledged.  NOT counted: a batch whose ``train`` ran on a worker that died before this
+    insert landed (after the variable update, before or during the acknowledgement): it is
+    re-sent, trained again by another worker and acknowledged once -- at most one batch per
+    ``Session.run`` that was inside a step on the dead worker (one per lost worker for a loop
+    that runs one step at a time).  Record the keys your model applied in its own state, in the
+    same step, if you must know exactly."""
     if not 0 <= int(task_index) < 64:
         raise ValueError("acks: worker task indices 0..63")
     with tf.device(device):

@@ -16,6 +16,36 @@ import os
 from . import _tfq, errors
 from .io import _feature_tuple
 
+_WATCHING = []
+
+
+def _watch_interrupts():
+    """Ctrl-C wakes a blocked next(): Python's signal handler writes each signal's number to a
+    wakeup pipe (signal.set_wakeup_fd) that a C thread watches (pipeline.c).  Set once, from the
+    main thread, and only when nobody else has set a wakeup fd (asyncio sets its own while a loop
+    runs, and puts this one back after)."""
+    if _WATCHING:
+        return
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        return
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    try:
+        old = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    except (ValueError, OSError):
+        os.close(r)
+        os.close(w)
+        return
+    if old != -1:  # someone else's: leave it
+        signal.set_wakeup_fd(old)
+        os.close(r)
+        os.close(w)
+        return
+    _WATCHING.append((r, w))
+    _tfq._watch_interrupts(r)
+
 FORMAT_CSV, FORMAT_TEXT, FORMAT_TFRECORD, FORMAT_EXAMPLES, FORMAT_FIXED_LENGTH = 0, 1, 2, 3, 4
 FORMAT_TFRECORD_AUTO = 5
 _FORMAT_NAMES = {0: "csv", 1: "text", 2: "tfrecord", 3: "examples", 4: "fixed_length"}
@@ -43,11 +73,16 @@ class Pipeline:
             files = [files]
         files = [os.fspath(f) for f in files]
         opts = {k: v for k, v in options.items() if v is not None}
+        if isinstance(opts.get("header"), str):
+            if opts["header"] != "auto":
+                raise ValueError("header must be True, False or 'auto', not %r" % opts["header"])
+            opts["header"] = -1  # detected from the file, as tfq-cat does
         for k in ("header", "shuffle", "deterministic", "drop_remainder", "use_quote_delim",
                   "keys", "ragged"):
-            if k in opts:
+            if k in opts and opts[k] != -1:
                 opts[k] = int(bool(opts[k]))
         self._p = _tfq.Pipeline(files, opts)
+        _watch_interrupts()
         self._columns = [(n, _NP_NAMES.get(d, d), s, slot, k)
                          for n, d, s, slot, k in self._p.columns()]
         self._plan = [(n, slot, k, d == "string") for n, d, _, slot, k in self._columns]
@@ -147,10 +182,10 @@ class Pipeline:
 
 def _array(np, t, is_str):
     if is_str:
-        s = t.strings()
-        a = np.empty(len(s), dtype=object)
-        a[:] = s
-        return a.reshape(t.shape)
+        # the bytes objects go straight into the array's pointers (one pass, no list)
+        a = np.empty(t.shape, dtype=object)
+        t.strings_into(a)
+        return a
     return np.asarray(t)
 
 
@@ -226,7 +261,9 @@ def csv(files, record_defaults=None, *, header=False, select_cols=None, field_de
     record_defaults: TF's list ([[0.0], [0], [""], []]: float32, int32, string, required
     float32; a numpy scalar or typed array gives its dtype), a spec string ("2*float32:-1,
     int64:0,string:", tfq-cat's -d), or None to infer the columns from the first file as tfq-cat
-    does.  header=True names the columns from the first line (else c0, c1, ...).
+    does.  header=True names the columns from the first line (else c0, c1, ...);
+    header="auto" takes the first line as a header when it looks like one (text over a column of
+    numbers, as csv.Sniffer.has_header judges it; tfq-cat's default), and drops a UTF-8 BOM.
     shard=(i, n): this worker's share (by file with at least n files, else by record).
     max_bad_records: bad records skipped (each reported once to on_bad_record(where, reason),
     on the consuming thread; default: one line on stderr) before one stops the pipeline.

@@ -1,5 +1,5 @@
 import os
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Iterator, Literal, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -36,7 +36,7 @@ class Pipeline(Iterator[_Batch]):
     def format(self) -> str: ...
 
 def csv(files: _Files, record_defaults: Optional[Union[str, Sequence[Any]]] = ..., *,
-        header: bool = ..., select_cols: Optional[Sequence[int]] = ..., field_delim: str = ...,
+        header: Union[bool, Literal["auto"]] = ..., select_cols: Optional[Sequence[int]] = ..., field_delim: str = ...,
         na_value: Optional[str] = ..., use_quote_delim: bool = ...,
         skip_header_lines: Optional[int] = ..., infer_rows: Optional[int] = ...,
         batch_size: int = ..., shuffle: bool = ..., capacity: Optional[int] = ...,

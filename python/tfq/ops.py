@@ -53,6 +53,13 @@ def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, 
     float32, [0] int32, [""] string, np.int64(0) / np.float64(0) their dtypes, [] (or an empty
     typed array) a required column."""
     np = _numpy()
+    from . import train
+    if isinstance(records, train.Tensor):  # a deferred record (tfq.train): a deferred decode
+        return train._decode_csv_node(
+            records, dict(record_defaults=record_defaults, field_delim=field_delim,
+                          use_quote_delim=use_quote_delim, na_value=na_value,
+                          select_cols=select_cols),
+            [_column(d) for d in record_defaults])
     recs = np.asarray(records, dtype=object)
     flat = [r.encode() if isinstance(r, str) else bytes(r) for r in recs.reshape(-1)]
     cols = [_column(d) for d in record_defaults]

@@ -98,7 +98,7 @@ class QueueBase:
                                           for w, g in zip(want, shape)):
             raise ValueError("Shapes %s and %s are incompatible" % (tuple(shape), want))
 
-    def _out(self, tensors):
+    def _out(self, tensors, named=True):
         np = _numpy()
         vals = []
         for t in tensors:
@@ -109,6 +109,8 @@ class QueueBase:
                 vals.append(a.reshape(t.shape))
             else:
                 vals.append(np.asarray(t))
+        if not named:
+            return vals
         if self._names is not None:
             return dict(zip(self._names, vals))
         return vals[0] if len(vals) == 1 else vals
@@ -117,19 +119,49 @@ class QueueBase:
     def _us(timeout):
         return -1 if timeout is None else int(timeout * 1e6)
 
+    # A queue filled by a tfq.train producer whose runner has not started yet (TF1's graph
+    # construction) gives deferred values (tfq.train.Tensor), and enqueue of deferred values
+    # gives an op for a tfq.train.QueueRunner; otherwise every call runs at once.
+    _deferred = False
+
+    def _deferred_enqueue(self, vals, many):
+        from . import train
+        flat = train._flatten(vals)
+        if any(isinstance(v, train.Tensor) for v in flat):
+            if isinstance(vals, dict):
+                flat = [vals[k] for k in self._names]
+            self._deferred = True  # its dequeues are deferred too until its runner starts
+            return train._EnqueueOp(self, flat, many)
+        return None
+
     def enqueue(self, vals, name=None, timeout=None):
+        op = self._deferred_enqueue(vals, False)
+        if op is not None:
+            return op
         self._q.enqueue(self._components(vals, False), self._us(timeout))
 
     def enqueue_many(self, vals, name=None, timeout=None):
+        op = self._deferred_enqueue(vals, True)
+        if op is not None:
+            return op
         self._q.enqueue_many(self._components(vals, True), self._us(timeout))
 
     def dequeue(self, name=None, timeout=None):
+        if self._deferred:
+            from . import train
+            return train._dequeue_node(self)
         return self._out(self._q.dequeue(self._us(timeout)))
 
     def dequeue_many(self, n, name=None, timeout=None):
+        if self._deferred:
+            from . import train
+            return train._dequeue_node(self, int(n))
         return self._out(self._q.dequeue_n(int(n), False, self._us(timeout)))
 
     def dequeue_up_to(self, n, name=None, timeout=None):
+        if self._deferred:
+            from . import train
+            return train._dequeue_node(self, int(n), True)
         return self._out(self._q.dequeue_n(int(n), True, self._us(timeout)))
 
     def close(self, cancel_pending_enqueues=False, name=None, timeout=None):

@@ -42,10 +42,16 @@ class ReaderBase:
         return self._r
 
     def read(self, queue, name=None):
+        if getattr(queue, "_deferred", False):  # a tfq.train producer's, not started yet
+            from .train import _read_node
+            return _read_node(self, queue, None)
         k, v = self._r.read(_queue(queue))
         return _bytes_array(k)[()], _bytes_array(v)[()]
 
     def read_up_to(self, queue, num_records, name=None):
+        if getattr(queue, "_deferred", False):
+            from .train import _read_node
+            return _read_node(self, queue, int(num_records))
         k, v = self._r.read_up_to(_queue(queue), int(num_records))
         return _bytes_array(k), _bytes_array(v)
 

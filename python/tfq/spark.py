@@ -15,7 +15,12 @@ S2 "TFoS-compatible streaming"
     ``TFCluster(sc, ...).start()`` without files runs the same stage on a driver thread and hands
     the cluster (TF_CONFIG) to the driver; then ``feed_rdd(rdd, cluster, ...)`` pipes each
     partition, behind a header line ``#tfq unit=<p> units=<U>``, into its own ``tfq-feed -``
-    (``RDD.pipe(..., checkCode=True)``): one feeder unit per partition.
+    (``RDD.pipe(..., checkCode=True)``): one feeder unit per partition.  With
+    ``feed_rdd(..., resident=True)`` each unit is ``tfq-feed-via SOCKET ... -`` instead: a
+    resident ``tfq-feed --serve SOCKET`` per machine (started by the first unit that finds none,
+    exiting once idle) has TensorFlow loaded and forks each unit, which reads its partition
+    straight from the pipe: a partition no longer pays a start of TensorFlow (docs/tf-bridge.md,
+    "The resident feeder").
 
 Either way the queues are closed by the last feeder unit to finish (tfq-feed's done set on the
 ps), the workers drain them and stop on OutOfRange, and the stage ends with every task's result.
@@ -319,10 +324,23 @@ _WRAP = ('err=$(mktemp) || exit 1; "$0" "$@" 2>"$err"; rc=$?; cat "$err" >&2; '
          '[ "$rc" -eq 0 ] && cat "$err"; rm -f "$err"; exit "$rc"')
 
 
-def pipe_command(tfq_feed, args):
-    """The command string for RDD.pipe (PySpark splits it with shlex; no shell involved)."""
-    return " ".join(shlex.quote(a) for a in ["/bin/sh", "-c", _WRAP, tfq_feed] + list(args) +
-                    ["-"])
+def pipe_command(tfq_feed, args, socket_path=None):
+    """The command string for RDD.pipe (PySpark splits it with shlex; no shell involved).
+    ``socket_path``: run the unit through the resident tfq-feed on that Unix socket
+    (``tfq-feed-via``, beside ``tfq_feed``)."""
+    head = [tfq_feed]
+    if socket_path:
+        head = [os.path.join(os.path.dirname(tfq_feed), "tfq-feed-via"), socket_path]
+    return " ".join(shlex.quote(a) for a in ["/bin/sh", "-c", _WRAP] + head + list(args) + ["-"])
+
+
+def resident_socket(token, queue):
+    """The resident tfq-feed's socket for a job: one per machine (a path on the local file
+    system), named by the run's token and the queue, in $TMPDIR (/tmp): short enough for a Unix
+    socket's 108 bytes."""
+    import hashlib
+    h = hashlib.sha1(f"{token}/{queue}".encode()).hexdigest()[:16]
+    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"tfq-feed-{os.getuid()}-{h}.sock")
 
 
 def feed_env(cluster, token, extra=None):
@@ -365,13 +383,25 @@ def _headed(p, units, it, chunk=1024):
     yield "\n".join(buf)
 
 
-def feed_rdd(rdd, cluster, *, tfq_feed, token, queue, args=(), env=None):
+def feed_rdd(rdd, cluster, *, tfq_feed, token, queue, args=(), env=None, resident=False):
     """S2: every partition of rdd (lines of CSV) into its own tfq-feed unit.  Returns the summary
     lines of the units (tfq-feed's notes and --stats).  Raises when a unit fails: PySpark's
-    PIPE_FUNCTION_EXITED with tfq-feed's status; its message is in the executor's log."""
+    PIPE_FUNCTION_EXITED with tfq-feed's status; its message is in the executor's log.
+
+    ``resident``: True (a socket per run and queue, ``resident_socket``) or a socket path: the
+    units run in the resident tfq-feed of their machine (``tfq-feed-via``).  A unit fails when
+    the resident process fails or dies (tfq-feed-via exits 1, or with the unit's status), so
+    Spark's task retry runs it again as attempt A, through the same server or, if that one is
+    gone, a new one the retry starts.  The server inherits this environment (``TFQ_SPARK_RUN``:
+    ``kill_run`` finds it) and exits after ``TFQ_FEED_IDLE_MS`` (``env``; 10,000 by default) with
+    no unit."""
     units = rdd.getNumPartitions()
-    cmd = pipe_command(tfq_feed, ["--queue", queue] + list(args))
+    sock = (resident_socket(token, queue) if resident is True else resident) or None
+    cmd = pipe_command(tfq_feed, ["--queue", queue] + list(args), sock)
     headed = rdd.mapPartitionsWithIndex(lambda p, it: _headed(p, units, it))
+    env = dict(env or {})
+    if sock:
+        env.setdefault("TFQ_FEED", tfq_feed)
     return headed.pipe(cmd, env=feed_env(cluster, token, env), checkCode=True).collect()
 
 

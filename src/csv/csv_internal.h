@@ -3,8 +3,9 @@
  * Layout of the module:
  *   csv_options.c  the options object (delimiter, quoting, na_value, select_cols, defaults)
  *   csv_number.c   TensorFlow 2.21's number acceptance rules and the conversions (Eisel-Lemire)
- *   csv_scan.c     the fast tokenizer (SSE2 / SWAR; quoted fields go to libcsv) and the scalar
- *                  reference tokenizer
+ *   csv_scan.c     the fast tokenizer (scalar, SSE2 or AVX2 scan; quoted fields go to libcsv)
+ *                  and the scalar reference tokenizer
+ *   csv_simd.c/.h  the structural scan's level chosen at run time (TFQ_SIMD) and its AVX2 kernels
  *   csv_libcsv.c   the libcsv tokenizer for quoted fields (the only file that uses libcsv)
  *   decode_csv.c   the decode driver: records -> fields -> column tensors, TF's messages; the
  *                  fused row decoder (split + fast number conversion in one pass) */
@@ -70,14 +71,16 @@ typedef struct tfq__csv_sel {
 
 typedef struct tfq__lcsv tfq__lcsv;
 
-/* Fast path (SSE2 on x86-64, SWAR elsewhere).  Only valid when the delimiter is not '\n', '\r'
- * (nor '"' with quoting on).  Unquoted fields are split here; with quoting on, a field that
- * starts with '"' is handed to libcsv (tfq__lcsv_quoted on lc), and a quote anywhere else is the
- * unquoted-field error.  With lc NULL it returns TFQ__TOK_HAS_QUOTE at the first quoted field met
- * before the last selected field was complete. */
-int tfq__tok_fast(const char *rec, size_t len, unsigned char delim, int use_quote,
-                  const tfq__csv_sel *sel, tfq__span *spans, size_t cap, size_t *nkept,
-                  tfq__lcsv *lc);
+/* Fast path (its scan at a level of csv_simd.h: bytes, SSE2 or AVX2).  Only valid when the
+ * delimiter is not '\n', '\r' (nor '"' with quoting on).  Unquoted fields are split here; with
+ * quoting on, a field that starts with '"' is handed to libcsv (tfq__lcsv_quoted on lc), and a
+ * quote anywhere else is the unquoted-field error.  With lc NULL it returns TFQ__TOK_HAS_QUOTE at
+ * the first quoted field met before the last selected field was complete. */
+typedef int (*tfq__tok_fast_fn)(const char *rec, size_t len, unsigned char delim, int use_quote,
+                                const tfq__csv_sel *sel, tfq__span *spans, size_t cap,
+                                size_t *nkept, tfq__lcsv *lc);
+/* The fast path for scan level simd (csv_simd.h: TFQ__SIMD_*), to be picked once per batch. */
+tfq__tok_fast_fn tfq__tok_fast_for(int simd);
 
 /* Scalar transliteration of TensorFlow's loop; handles every delimiter.  Quoted fields with
  * escaped quotes are unescaped into *scratch (grown with tfq_realloc); spans may point into it. */

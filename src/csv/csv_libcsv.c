@@ -23,10 +23,7 @@
 #include <string.h>
 
 #include "csv_internal.h"
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "csv_simd.h"
 
 /* libcsv 3.0.3's parser states (libcsv.c; struct csv_parser.pstate is public). */
 enum { LCSV_ROW_NOT_BEGUN = 0, LCSV_FIELD_NOT_BEGUN = 1, LCSV_FIELD_BEGUN = 2, LCSV_MIGHT_END = 3 };
@@ -34,6 +31,7 @@ enum { LCSV_ROW_NOT_BEGUN = 0, LCSV_FIELD_NOT_BEGUN = 1, LCSV_FIELD_BEGUN = 2, L
 struct tfq__lcsv {
   struct csv_parser p;
   unsigned char delim;
+  int simd; /* the scan level (csv_simd.h), read when the tokenizer is made */
   /* per record */
   const tfq__csv_sel *sel;
   size_t parsed, si, kept, cap;
@@ -73,6 +71,7 @@ tfq__lcsv *tfq__lcsv_new(unsigned char delim) {
   if (!t) return NULL;
   memset(t, 0, sizeof *t);
   t->delim = delim;
+  t->simd = tfq__csv_simd();
   if (!setup(t)) {
     tfq_free(t);
     return NULL;
@@ -246,10 +245,12 @@ static int feed_one(tfq__lcsv *t, const char *s, size_t n) {
 }
 
 /* The first '"' followed by the delimiter or the end, or CR/LF, at or after x; or end. */
-static inline const char *next_stop(const char *x, const char *end, unsigned char d) {
-#if defined(__SSE2__)
+static inline const char *next_stop(int simd, const char *x, const char *end, unsigned char d) {
+#if TFQ__CSV_X86
+  const char *z;
+  if (simd == TFQ__SIMD_AVX2 && (z = tfq__csv_quote_stop_avx2(&x, end, d))) return z;
   const __m128i vq = _mm_set1_epi8('"'), vn = _mm_set1_epi8('\n'), vr = _mm_set1_epi8('\r');
-  while (end - x >= 16) {
+  while (simd >= TFQ__SIMD_SSE2 && end - x >= 16) {
     __m128i v = _mm_loadu_si128((const __m128i *)(const void *)x);
     unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(
         _mm_cmpeq_epi8(v, vq), _mm_or_si128(_mm_cmpeq_epi8(v, vn), _mm_cmpeq_epi8(v, vr))));
@@ -260,6 +261,8 @@ static inline const char *next_stop(const char *x, const char *end, unsigned cha
     }
     x += 16;
   }
+#else
+  (void)simd;
 #endif
   for (; x < end; x++) {
     unsigned char c = (unsigned char)*x;
@@ -283,7 +286,7 @@ int tfq__lcsv_quoted(tfq__lcsv *t, const char *p, const char *end, tfq__span *fi
    * by the delimiter or the end: libcsv can only complete a quoted field on the delimiter right
    * after such a quote, so after each stop either the field is complete or it goes on. */
   for (;;) {
-    x = next_stop(x, end, d);
+    x = next_stop(t->simd, x, end, d);
     if (x == end) {
       if ((r = feed_one(t, s, (size_t)(end - s))) != TFQ__TOK_OK) goto fail;
       break;

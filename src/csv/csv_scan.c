@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "csv_internal.h"
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
+#include "csv_simd.h"
+#if TFQ__CSV_X86
+#include <immintrin.h>
 #endif
 
 const char *tfq__tok_message(int tok) {
@@ -93,89 +93,97 @@ static inline int special(fast_state *s, size_t p, unsigned char delim) {
   return done ? TFQ__TOK_OK : -2;
 }
 
-#if !defined(__SSE2__)
-/* SWAR: high bit set in each byte of v equal to the byte broadcast in pat. */
-static inline uint64_t eq_bytes(uint64_t v, uint64_t pat) {
-  const uint64_t lo7 = 0x7F7F7F7F7F7F7F7FULL;
-  uint64_t t = v ^ pat;
-  return ~(((t & lo7) + lo7) | t | lo7);
+/* The fast path's loop over the record, for one scan level: BLOCK_MASK(ptr) is a mask with bit
+ * k set when byte k of the W bytes at ptr is a special byte (W 0: bytes only).  A quoted field
+ * consumed by special() restarts the blocks after it. */
+#define TOK_FAST_BODY(W, BLOCK_MASK)                                       \
+  fast_state s = {rec, sel, spans, lc, len, cap, 0, 0, 0, 0, 0};           \
+  int r;                                                                   \
+  size_t base = 0;                                                         \
+  *nkept = 0;                                                              \
+  if (len == 0) return TFQ__TOK_OK;                                        \
+  blocks:                                                                  \
+  while ((W) && base + (W) <= len) {                                       \
+    uint32_t mask = BLOCK_MASK(rec + base);                                \
+    while (mask) {                                                         \
+      size_t p = base + (size_t)__builtin_ctz(mask);                       \
+      mask &= mask - 1;                                                    \
+      if ((r = special(&s, p, delim)) >= 0) goto out;                      \
+      if (r == -2) {                                                       \
+        base = s.fstart;                                                   \
+        goto blocks;                                                       \
+      }                                                                    \
+    }                                                                      \
+    base += (W);                                                           \
+  }                                                                        \
+  while (base < len) {                                                     \
+    unsigned char c = (unsigned char)rec[base];                            \
+    if (c == delim || c == '\n' || c == '\r' || (use_quote && c == '"')) { \
+      if ((r = special(&s, base, delim)) >= 0) goto out;                   \
+      if (r == -2) {                                                       \
+        base = s.fstart;                                                   \
+        goto blocks;                                                       \
+      }                                                                    \
+    }                                                                      \
+    base++;                                                                \
+  }                                                                        \
+  /* End of the record. */                                                 \
+  if (s.fstart < len) {                                                    \
+    TAKE_END(&s, len);                                                     \
+  } else if ((unsigned char)rec[len - 1] == delim) {                       \
+    s.fstart = len;                                                        \
+    TAKE_END(&s, len);                                                     \
+  }                                                                        \
+  r = TFQ__TOK_OK;                                                         \
+  out:                                                                     \
+  *nkept = s.kept;                                                         \
+  return r;
+
+#define TOK_FAST_ARGS                                                                       \
+  const char *rec, size_t len, unsigned char delim, int use_quote, const tfq__csv_sel *sel, \
+      tfq__span *spans, size_t cap, size_t *nkept, tfq__lcsv *lc
+
+#define NO_BLOCKS(x) 0u
+static int tok_fast_scalar(TOK_FAST_ARGS) { TOK_FAST_BODY(0, NO_BLOCKS) }
+
+#if TFQ__CSV_X86
+static inline uint32_t sse2_mask(const char *x, __m128i vd, __m128i vn, __m128i vr, __m128i vq) {
+  __m128i v = _mm_loadu_si128((const __m128i *)(const void *)x);
+  return (uint32_t)_mm_movemask_epi8(
+      _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, vd), _mm_cmpeq_epi8(v, vq)),
+                   _mm_or_si128(_mm_cmpeq_epi8(v, vn), _mm_cmpeq_epi8(v, vr))));
+}
+#define SSE2_MASK(x) sse2_mask(x, vd, vn, vr, vq)
+static int tok_fast_sse2(TOK_FAST_ARGS) {
+  const __m128i vd = _mm_set1_epi8((char)delim), vn = _mm_set1_epi8('\n'), vr = _mm_set1_epi8('\r'),
+                vq = _mm_set1_epi8(use_quote ? '"' : (char)delim);
+  TOK_FAST_BODY(16, SSE2_MASK)
+}
+
+__attribute__((target("avx2"))) static inline uint32_t avx2_mask(const char *x, __m256i vd,
+                                                                 __m256i vn, __m256i vr,
+                                                                 __m256i vq) {
+  __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)x);
+  return (uint32_t)_mm256_movemask_epi8(
+      _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(v, vd), _mm256_cmpeq_epi8(v, vq)),
+                      _mm256_or_si256(_mm256_cmpeq_epi8(v, vn), _mm256_cmpeq_epi8(v, vr))));
+}
+#define AVX2_MASK(x) avx2_mask(x, vd, vn, vr, vq)
+__attribute__((target("avx2"))) static int tok_fast_avx2(TOK_FAST_ARGS) {
+  const __m256i vd = _mm256_set1_epi8((char)delim), vn = _mm256_set1_epi8('\n'),
+                vr = _mm256_set1_epi8('\r'), vq = _mm256_set1_epi8(use_quote ? '"' : (char)delim);
+  TOK_FAST_BODY(32, AVX2_MASK)
 }
 #endif
 
-int tfq__tok_fast(const char *rec, size_t len, unsigned char delim, int use_quote,
-                  const tfq__csv_sel *sel, tfq__span *spans, size_t cap, size_t *nkept,
-                  tfq__lcsv *lc) {
-  fast_state s = {rec, sel, spans, lc, len, cap, 0, 0, 0, 0, 0};
-  int r;
-  size_t base = 0;
-  *nkept = 0;
-  if (len == 0) return TFQ__TOK_OK;
-#if defined(__SSE2__)
-  const __m128i vd = _mm_set1_epi8((char)delim), vn = _mm_set1_epi8('\n'), vr = _mm_set1_epi8('\r'),
-                vq = _mm_set1_epi8(use_quote ? '"' : (char)delim);
-blocks:
-  while (base + 16 <= len) {
-    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(rec + base));
-    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, vd), _mm_cmpeq_epi8(v, vq)),
-                             _mm_or_si128(_mm_cmpeq_epi8(v, vn), _mm_cmpeq_epi8(v, vr)));
-    unsigned mask = (unsigned)_mm_movemask_epi8(m);
-    while (mask) {
-      size_t p = base + (size_t)__builtin_ctz(mask);
-      mask &= mask - 1;
-      if ((r = special(&s, p, delim)) >= 0) goto out;
-      if (r == -2) {
-        base = s.fstart;
-        goto blocks;
-      }
-    }
-    base += 16;
-  }
+tfq__tok_fast_fn tfq__tok_fast_for(int simd) {
+#if TFQ__CSV_X86
+  if (simd == TFQ__SIMD_AVX2) return tok_fast_avx2;
+  if (simd == TFQ__SIMD_SSE2) return tok_fast_sse2;
 #else
-  const uint64_t ones = 0x0101010101010101ULL;
-  const uint64_t pd = ones * delim, pn = ones * '\n', pr = ones * '\r',
-                 pq = ones * (use_quote ? '"' : delim);
-blocks:
-  while (base + 8 <= len) {
-    uint64_t v;
-    memcpy(&v, rec + base, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
+  (void)simd;
 #endif
-    uint64_t mask = eq_bytes(v, pd) | eq_bytes(v, pn) | eq_bytes(v, pr) | eq_bytes(v, pq);
-    while (mask) {
-      size_t p = base + (size_t)(__builtin_ctzll(mask) >> 3);
-      mask &= mask - 1;
-      if ((r = special(&s, p, delim)) >= 0) goto out;
-      if (r == -2) {
-        base = s.fstart;
-        goto blocks;
-      }
-    }
-    base += 8;
-  }
-#endif
-  while (base < len) {
-    unsigned char c = (unsigned char)rec[base];
-    if (c == delim || c == '\n' || c == '\r' || (use_quote && c == '"')) {
-      if ((r = special(&s, base, delim)) >= 0) goto out;
-      if (r == -2) {
-        base = s.fstart;
-        goto blocks;
-      }
-    }
-    base++;
-  }
-  /* End of the record. */
-  if (s.fstart < len) {
-    TAKE_END(&s, len);
-  } else if ((unsigned char)rec[len - 1] == delim) {
-    s.fstart = len;
-    TAKE_END(&s, len);
-  }
-  r = TFQ__TOK_OK;
-out:
-  *nkept = s.kept;
-  return r;
+  return tok_fast_scalar;
 }
 
 /* ---- scalar reference: TensorFlow's loop, step by step ---- */
@@ -271,21 +279,26 @@ out:
 }
 
 /* The lines of buf[0, len) (len >= 1): its '\n's, and one more for a last line without one.
- * The '\n's are counted 16 bytes at a time (byte counters of up to 255 blocks, then summed):
- * a memchr call a line took ~3% more of tfq_decode_csv_buffer's CPU on ~100-byte lines. */
+ * The vector levels count the '\n's 16 or 32 bytes at a time (byte counters of up to 255 blocks,
+ * then summed): a memchr call a line took ~3% more of tfq_decode_csv_buffer's CPU on ~100-byte
+ * lines. */
 size_t tfq__csv_count_lines(const char *buf, size_t len) {
   size_t n = 0, i = 0;
-#if defined(__SSE2__)
-  const __m128i vn = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
-  while (len - i >= 16) {
-    size_t blocks = (len - i) / 16;
-    if (blocks > 255) blocks = 255;
-    __m128i acc = zero; /* per byte lane: the '\n's seen there, at most 255 */
-    for (size_t b = 0; b < blocks; b++, i += 16)
-      acc = _mm_sub_epi8(
-          acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(buf + i)), vn));
-    __m128i sums = _mm_sad_epu8(acc, zero); /* two 64-bit lanes, each a sum of 8 bytes */
-    n += (size_t)_mm_cvtsi128_si32(sums) + (size_t)_mm_extract_epi16(sums, 4);
+#if TFQ__CSV_X86
+  const int simd = tfq__csv_simd();
+  if (simd == TFQ__SIMD_AVX2) n = tfq__csv_count_nl_avx2(buf, len, &i);
+  if (simd >= TFQ__SIMD_SSE2) {
+    const __m128i vn = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+    while (len - i >= 16) {
+      size_t blocks = (len - i) / 16;
+      if (blocks > 255) blocks = 255;
+      __m128i acc = zero; /* per byte lane: the '\n's seen there, at most 255 */
+      for (size_t b = 0; b < blocks; b++, i += 16)
+        acc = _mm_sub_epi8(
+            acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(buf + i)), vn));
+      __m128i sums = _mm_sad_epu8(acc, zero); /* two 64-bit lanes, each a sum of 8 bytes */
+      n += (size_t)_mm_cvtsi128_si32(sums) + (size_t)_mm_extract_epi16(sums, 4);
+    }
   }
 #endif
   for (; i < len; i++) n += buf[i] == '\n';

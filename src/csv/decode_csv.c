@@ -7,10 +7,7 @@
 #include "csv_internal.h"
 #include "csv_number_fast.h"
 #include "csv_shared.h"
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "csv_simd.h"
 
 /* Where the records come from: pointer/length arrays, a string tensor, or lines of a buffer. */
 typedef struct rec_src {
@@ -73,40 +70,14 @@ typedef struct fused_ctx {
   const size_t *scols; /* the string columns */
   size_t nscols;
   const char *view_lo, *view_hi; /* fused_open: string fields within point there, uncopied */
+  int simd;                      /* the structural scan's level (csv_simd.h) */
 } fused_ctx;
-
-/* The first delimiter, '\n', '\r' or (quoting on) '"' in [p, end), or NULL; loads may read up to
- * lim (>= end). */
-static inline const char *field_stop(const char *p, const char *end, const char *lim,
-                                     unsigned char delim, int q) {
-#if defined(__SSE2__)
-  const __m128i vd = _mm_set1_epi8((char)delim), vn = _mm_set1_epi8('\n'), vr = _mm_set1_epi8('\r'),
-                vq = _mm_set1_epi8(q ? '"' : (char)delim);
-  while (lim - p >= 16) {
-    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, vd), _mm_cmpeq_epi8(v, vq)),
-                             _mm_or_si128(_mm_cmpeq_epi8(v, vn), _mm_cmpeq_epi8(v, vr)));
-    unsigned mask = (unsigned)_mm_movemask_epi8(m);
-    if (mask) {
-      const char *x = p + __builtin_ctz(mask);
-      return x < end ? x : NULL;
-    }
-    p += 16;
-    if (p >= end) return NULL;
-  }
-#endif
-  for (; p < end; p++) {
-    unsigned char c = (unsigned char)*p;
-    if (c == delim || c == '\n' || c == '\r' || (q && c == '"')) return p;
-  }
-  return NULL;
-}
 
 /* End of the unquoted field at p: the first delimiter, or end; NULL if a '"' (quoting on), '\n'
  * or '\r' comes first. */
-static inline const char *field_end(const char *p, const char *end, const char *lim,
+static inline const char *field_end(int simd, const char *p, const char *end, const char *lim,
                                     unsigned char delim, int q) {
-  const char *x = field_stop(p, end, lim, delim, q);
+  const char *x = tfq__csv_stop(simd, p, end, lim, delim, q);
   return !x ? end : (unsigned char)*x == delim ? x : NULL;
 }
 
@@ -210,7 +181,7 @@ static int fused_row(fused_ctx *c, const char *rec, size_t len, const char *lim,
     } else {
       if (d->dtype != TFQ_STRING) {
         e = fast_field(d->dtype, p, end, lim, at);
-      } else if ((e = field_end(p, end, lim, delim, c->q))) {
+      } else if ((e = field_end(c->simd, p, end, lim, delim, c->q))) {
         c->strs[f].p = p;
         c->strs[f].len = (size_t)(e - p);
       }
@@ -270,7 +241,7 @@ static const char *fused_open(fused_ctx *c, const char *rec, const char *end, si
     } else {
       if (d->dtype != TFQ_STRING) {
         e = fast_field(d->dtype, p, end, end, at);
-      } else if ((e = field_stop(p, end, end, delim, c->q))) {
+      } else if ((e = tfq__csv_stop(c->simd, p, end, end, delim, c->q))) {
         c->strs[f].p = p;
         c->strs[f].len = (size_t)(e - p);
       }
@@ -455,11 +426,12 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
   for (size_t f = 0; f < ncol; f++)
     if (o->defs[f].dtype == TFQ_STRING) scols[nscols++] = f;
   fused_ctx fr = {o->defs, ncol, delim, q,     na,     na_len, data, stride,
-                  sten,    NULL, spans, scols, nscols, NULL,   NULL};
+                  sten,    NULL, spans, scols, nscols, NULL,   NULL, tfq__csv_simd()};
   if (src->kind == 3 && src->holder && fused && keep_holder(sten, scols, nscols, src->holder)) {
     fr.view_lo = src->cur;
     fr.view_hi = src->end;
   }
+  const tfq__tok_fast_fn tok_fast = tfq__tok_fast_for(fr.simd);
   size_t count = n;
   for (size_t i = 0; i < n; i++) {
     const char *rec;
@@ -485,17 +457,15 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
     if (path == TFQ__PATH_REF) {
       r = tfq__tok_ref(rec, len, delim, q, &sel, spans, ncol, &kept, &sc);
     } else {
-      r = path == TFQ__PATH_LIBCSV
-              ? TFQ__TOK_HAS_QUOTE
-              : tfq__tok_fast(rec, len, delim, q, &sel, spans, ncol, &kept, lc);
+      r = path == TFQ__PATH_LIBCSV ? TFQ__TOK_HAS_QUOTE
+                                   : tok_fast(rec, len, delim, q, &sel, spans, ncol, &kept, lc);
       if (r == TFQ__TOK_HAS_QUOTE) {
         if (!lc && !(lc = tfq__lcsv_new(delim))) {
           rc = TFQ__OOM(st);
           goto fail;
         }
-        r = path == TFQ__PATH_LIBCSV
-                ? tfq__lcsv_record(lc, rec, len, &sel, spans, ncol, &kept)
-                : tfq__tok_fast(rec, len, delim, q, &sel, spans, ncol, &kept, lc);
+        r = path == TFQ__PATH_LIBCSV ? tfq__lcsv_record(lc, rec, len, &sel, spans, ncol, &kept)
+                                     : tok_fast(rec, len, delim, q, &sel, spans, ncol, &kept, lc);
       }
     }
     if (r != TFQ__TOK_OK) {

@@ -319,10 +319,17 @@ static tfq_code bad_row(tfq_pipeline *p, pl_step *in, int64_t row, pl_chunk *c, 
   int64_t num;
   char where[TFQ__FILE_CAP + 32];
   int text = p->kind == TFQ_READER_TEXT_LINE;
+  int64_t recno = in->base + (in->rowmap ? in->rowmap[row] : row);
+  char *m =
+      p->o.format == TFQ_FORMAT_EXAMPLES && recno > 0 ? tfq__strdup(tfq_status_message(&s)) : NULL;
+  const char *ix = m ? strstr(m, ", Index: 0.") : NULL;
+  if (ix) /* as parse_example of the file's records in one batch: "Index:" the record's number */
+    tfq_status_set(&s, tfq_status_code(&s), "%.*s, Index: %lld.%s", (int)(ix - m), m,
+                   (long long)recno, ix + 11);
+  tfq_free(m);
   if (tfq_reader_key_split(key, klen, &flen, &num)) {
     /* lines: "<file>:<line>"; records: "<file>:<record number in the file, from 0>" (the key's
      * number, a TFRecord's byte offset, goes to the status's offset) */
-    int64_t recno = in->base + (in->rowmap ? in->rowmap[row] : row);
     snprintf(where, sizeof where, "%.*s:%lld", (int)flen, key, (long long)(text ? num : recno));
     tfq_status_set_location(&s, key, flen, text ? -1 : num, text ? num : -1);
   } else {
@@ -373,6 +380,9 @@ tfq_code tfq__pl_produce(tfq_pipeline *p, pl_chunk *c, tfq_status *st) {
     atomic_fetch_add(&p->records_read, in.n);
     atomic_fetch_add(&p->bytes_read, (int64_t)in.span_len - in.n); /* without the '\n's */
     in.base = base;
+    size_t bom = tfq__pl_bom(&p->o, base, in.span, in.span_len);
+    in.span += bom;
+    in.span_len -= bom;
     int d = decode_span(p, &in, c, st);
     if (d == 0) {
       rc = span_lines(&in, st);
@@ -411,8 +421,9 @@ tfq_code tfq__pl_produce(tfq_pipeline *p, pl_chunk *c, tfq_status *st) {
     if (!in.ptrs || !in.lens) rc = TFQ__OOM(st);
     const tfq__str *v = in.values ? tfq__strs(in.values) : NULL;
     for (int64_t i = 0; !rc && i < n; i++) {
-      in.ptrs[i] = v[i].p;
-      in.lens[i] = v[i].len;
+      size_t bom = tfq__pl_bom(&p->o, base + (in.rowmap ? in.rowmap[i] : i), v[i].p, v[i].len);
+      in.ptrs[i] = v[i].p + bom;
+      in.lens[i] = v[i].len - bom;
       bytes += (int64_t)v[i].len;
     }
   }

@@ -197,7 +197,8 @@ static tfq_code read_sample(tfq_pipeline *p, int64_t rows, pl_sample *s, tfq_sta
         s->header = v;
         s->header_len = len;
       } else if (got >= skip) {
-        if (sample_push(s, v, len)) rc = TFQ__OOM(st);
+        size_t bom = tfq__pl_bom(o, got, v, len); /* a BOM that decoding drops */
+        if (sample_push(s, v + bom, len - bom)) rc = TFQ__OOM(st);
         if (s->n == 1)
           want =
               skip + (rows > 0 ? rows : sample_rows(count_fields(v, len, o->delim, !o->no_quote)));
@@ -517,8 +518,9 @@ static tfq_code name_columns(tfq_pipeline *p, size_t ncols, const char *s, size_
       rc = TFQ__OOM(st);
       break;
     }
-    memcpy(name, buf, bl);
-    name[bl] = '\0';
+    size_t bom = f == 0 && bl >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0 ? 3 : 0; /* a BOM */
+    memcpy(name, buf + bom, bl - bom);
+    name[bl - bom] = '\0';
     tfq_free(p->cols[j].name);
     p->cols[j++].name = name;
   }
@@ -533,4 +535,105 @@ tfq_code tfq__pl_header_names(tfq_pipeline *p, size_t ncols, tfq_status *st) {
   if (s.header) rc = name_columns(p, ncols, s.header, s.header_len, st);
   sample_free(&s);
   return rc;
+}
+
+/* ---- the header line, detected (set_header -1) ---- */
+
+/* Is field h[0..n) a number of type dt for decode_csv? */
+static int is_number(tfq_dtype dt, const char *h, size_t n) {
+  const char *v = h;
+  return n && probe_column(dt, &v, &n, 1);
+}
+
+/* The votes of the header line's fields (see set_header): for each column with a field, a
+ * number column (int64 or float64 in the records) votes +1 when the field is text that is not
+ * such a number and -1 when it is one; a string column -1 when the field is a number or repeats
+ * one of the column's sampled values, +1 when its values (3 or more) all have one length and the
+ * field another (csv.Sniffer's rule).  An empty field (or na_value) does not vote. */
+static int header_votes(const tfq_pipeline *p, const pl_sample *s, const pl_colspec *cs,
+                        size_t ncols, int *votes, tfq_status *st) {
+  const tfq_pipeline_options *o = &p->o;
+  const int64_t *sel = o->nselect ? o->select_cols : NULL;
+  size_t nrows = s->n;
+  char **owned = NULL;
+  size_t nowned = 0;
+  pl_sval *h = tfq__calloc(ncols, sizeof *h), *vals = tfq__calloc(ncols * nrows, sizeof *vals);
+  int rc = !h || !vals;
+  if (!rc)
+    rc = split_views(s->header, s->header_len, o->delim, !o->no_quote, sel, ncols, h, 1, &owned,
+                     &nowned);
+  for (size_t r = 0; !rc && r < nrows; r++)
+    rc = split_views(s->recs[r], s->lens[r], o->delim, !o->no_quote, sel, ncols, vals + r, nrows,
+                     &owned, &nowned);
+  size_t nalen = o->na_value ? strlen(o->na_value) : 0;
+  *votes = 0;
+  for (size_t c = 0; !rc && c < ncols; c++) {
+    const char *hp = h[c].p;
+    size_t hn = h[c].n;
+    if (c == 0 && (!sel || sel[0] == 0) && hn >= 3 && memcmp(hp, "\xef\xbb\xbf", 3) == 0) {
+      hp += 3; /* a BOM */
+      hn -= 3;
+    }
+    if (!hn || (nalen && hn == nalen && memcmp(hp, o->na_value, nalen) == 0)) continue;
+    if (cs[c].dtype != TFQ_STRING) {
+      *votes += is_number(cs[c].dtype, hp, hn) ? -1 : 1;
+      continue;
+    }
+    if (is_number(TFQ_DOUBLE, hp, hn)) {
+      (*votes)--;
+      continue;
+    }
+    int repeat = 0, one_len = 1;
+    size_t len = 0, seen = 0;
+    for (size_t r = 0; r < nrows; r++) {
+      const pl_sval *v = &vals[c * nrows + r];
+      if (!v->n) continue;
+      repeat |= v->n == hn && memcmp(v->p, hp, hn) == 0;
+      if (seen++ && v->n != len) one_len = 0;
+      len = v->n;
+    }
+    if (repeat)
+      (*votes)--;
+    else if (seen >= 3 && one_len && len != hn)
+      (*votes)++;
+  }
+  for (size_t i = 0; i < nowned; i++) tfq_free(owned[i]);
+  tfq_free(owned);
+  tfq_free(h);
+  tfq_free(vals);
+  return rc ? (int)TFQ__OOM(st) : 0;
+}
+
+tfq_code tfq__pl_detect_header(tfq_pipeline *p, tfq_status *st) {
+  tfq_pipeline_options *o = &p->o;
+  if (o->header >= 0) return TFQ_OK;
+  o->strip_bom = o->format == TFQ_FORMAT_CSV && !o->csv;
+  if (o->format != TFQ_FORMAT_CSV || o->csv || o->skip_header_lines > 0) {
+    o->header = o->format == TFQ_FORMAT_CSV && !o->csv && o->skip_header_lines > 0;
+    return TFQ_OK;
+  }
+  if (o->infer_rows == 0 || o->infer_rows < -1)
+    return tfq_status_set(st, TFQ_INVALID_ARGUMENT,
+                          "infer_rows must be >= 1 (or -1, the default), not %lld",
+                          (long long)o->infer_rows);
+  o->header = 1; /* the sample: line 1 apart, the records after it */
+  pl_sample s;
+  tfq_code rc = read_sample(p, o->infer_rows > 0 ? o->infer_rows : -1, &s, st);
+  o->header = 0;
+  if (rc) return rc;
+  int votes = 0;
+  if (s.header && s.n) {
+    pl_colspec *cs = NULL;
+    size_t n = 0;
+    rc = infer_types(p, &s, &cs, &n, st);
+    if (!rc) rc = (tfq_code)header_votes(p, &s, cs, n, &votes, st);
+    tfq__pl_colspec_free(cs, n);
+  }
+  sample_free(&s);
+  o->header = !rc && votes > 0;
+  return rc;
+}
+
+int tfq_pipeline_header(const tfq_pipeline *p) {
+  return p && p->o.format == TFQ_FORMAT_CSV && p->o.header > 0;
 }

@@ -135,7 +135,9 @@ tfq_code tfq_pipeline_options_set_sample_file(tfq_pipeline_options *o, const cha
   return TFQ_OK;
 }
 
-void tfq_pipeline_options_set_header(tfq_pipeline_options *o, int on) { o->header = on != 0; }
+void tfq_pipeline_options_set_header(tfq_pipeline_options *o, int on) {
+  o->header = on < 0 ? -1 : on != 0;
+}
 void tfq_pipeline_options_set_skip_header_lines(tfq_pipeline_options *o, int64_t n) {
   o->skip_header_lines = n;
 }

@@ -35,7 +35,7 @@ struct tfq_pipeline_options {
   int no_quote;   /* use_quote_delim off (spec strings and inference) */
   int64_t *select_cols;
   size_t nselect;
-  int header;
+  int header; /* 1, 0, or -1: detect (infer.c); 0 or 1 in a pipeline's copy after set-up */
   int64_t skip_header_lines; /* -1: not set */
   int64_t record_bytes, header_bytes, footer_bytes, hop_bytes;
   const tfq_example_config *features;
@@ -55,8 +55,9 @@ struct tfq_pipeline_options {
   int ragged; /* FixedLenSequence columns as values + row splits (set_ragged_sequences) */
   tfq_bad_record_fn bad_fn;
   void *bad_ctx;
-  int64_t infer_rows;    /* CSV inference: records sampled; -1: tfq-cat's rule (infer.c) */
-  char *sample_file;     /* what inference reads, or NULL (owned, in a pipeline's copy too) */
+  int64_t infer_rows; /* CSV inference: records sampled; -1: tfq-cat's rule (infer.c) */
+  char *sample_file;  /* what inference reads, or NULL (owned, in a pipeline's copy too) */
+  int strip_bom; /* set_header -1 on CSV: a UTF-8 BOM starting a file's first record is dropped */
   char index_suffix[32]; /* TFRecord indexes "<file><suffix>" (set_index_suffix), "": none */
 };
 
@@ -87,6 +88,9 @@ tfq_code tfq__pl_infer_columns(tfq_pipeline *p, tfq_status *st);
 /* Names the first `ncols` columns after the header line of the sample source (an empty one:
  * names unchanged). */
 tfq_code tfq__pl_header_names(tfq_pipeline *p, size_t ncols, tfq_status *st);
+/* set_header -1: decides from the sample whether line 1 is a header; sets p->o.header to 0 or 1
+ * (other formats, csv options: 0). */
+tfq_code tfq__pl_detect_header(tfq_pipeline *p, tfq_status *st);
 
 /* infer_example.c: Example input without features and TFRecord input that may hold Examples,
  * with tfq-cat's rules.  For TFQ_FORMAT_TFRECORD_AUTO, resolves p->o.format (Examples or raw
@@ -261,6 +265,16 @@ typedef struct pl_step {
   int64_t base;    /* records of the file read before the step */
   int64_t *rowmap; /* sharded by record: the step's row of each kept row, else NULL */
 } pl_step;
+
+/* Does the record at s[0..n), the file's record `recno` (from 0), start with a UTF-8 BOM that
+ * the pipeline drops (strip_bom, no line skipped)?  3 (its length) or 0. */
+static inline size_t tfq__pl_bom(const tfq_pipeline_options *o, int64_t recno, const char *s,
+                                 size_t n) {
+  return o->strip_bom && recno == 0 && !o->header && o->skip_header_lines <= 0 && n >= 3 &&
+                 memcmp(s, "\xef\xbb\xbf", 3) == 0
+             ? 3
+             : 0;
+}
 
 /* Whether `s` says out of memory (RESOURCE_EXHAUSTED "out of memory", as against a line over
  * max_line_bytes, which is a bad record): never a bad record to skip, nor the end of a sample. */

@@ -158,6 +158,7 @@ static tfq_code setup_columns(tfq_pipeline *p, tfq_status *st) {
    * tfq-cat does (infer_example.c), which settles o->format and o->features */
   if (o->format == TFQ_FORMAT_TFRECORD_AUTO || (o->format == TFQ_FORMAT_EXAMPLES && !o->features))
     if ((rc = tfq__pl_infer_features(p, st))) return rc;
+  if ((rc = tfq__pl_detect_header(p, st))) return rc; /* set_header -1: settled from the sample */
   switch (o->format) {
     case TFQ_FORMAT_CSV: {
       if (o->csv) {

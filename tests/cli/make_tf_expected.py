@@ -21,15 +21,14 @@ SPEC = "int32:0,float32:0,float64:0,string:dflt,int64:-1"
 
 
 def shortest(v, f32):
+    """tfq-cat's number: Python's repr, for float32 of the shortest float32 digits (numpy's
+    str; their repr as a float keeps the digits and takes Python's layout), without ".0"."""
     if math.isnan(v):
         return '"NaN"'
     if math.isinf(v):
         return '"Infinity"' if v > 0 else '"-Infinity"'
-    for p in range(1, 10 if f32 else 18):
-        s = "%.*g" % (p, float(v))
-        if (np.float32(s) == v) if f32 else (float(s) == float(v)):
-            return s
-    raise AssertionError(v)
+    s = repr(float(str(np.float32(v)))) if f32 else repr(float(v))
+    return s[:-2] if s.endswith(".0") else s
 
 
 def jstr(b):
@@ -38,7 +37,7 @@ def jstr(b):
     for ch in s:
         o = ord(ch)
         if 0xDC80 <= o <= 0xDCFF:
-            out.append("\\u%04x" % (o - 0xDC00))
+            out.append("\\udc%02x" % (o - 0xDC00))  # surrogateescape
         elif ch in '"\\':
             out.append("\\" + ch)
         elif ch == "\n":
@@ -72,20 +71,22 @@ def main():
     cols = tf.io.decode_csv(recs, defaults, na_value="NA")
     with tf.Session() as s:
         vals = s.run(cols, {recs: lines})
-    parts = []
+    cols = []
     for c, v in enumerate(vals):
         if v.dtype == np.float32:
-            parts.append("[" + ",".join(shortest(x, True) for x in v) + "]")
+            cols.append([shortest(x, True) for x in v])
         elif v.dtype == np.float64:
-            parts.append("[" + ",".join(shortest(x, False) for x in v) + "]")
+            cols.append([shortest(x, False) for x in v])
         elif v.dtype.kind in "iu":
-            parts.append("[" + ",".join(str(int(x)) for x in v) + "]")
+            cols.append([str(int(x)) for x in v])
         else:
-            parts.append("[" + ",".join(jstr(x) for x in v) + "]")
-    line = '{"batch":0,"size":%d,"columns":[%s]}\n' % (len(lines), ",".join(parts))
+            cols.append([jstr(x) for x in v])
+    # one object per record, the columns c0, c1, ... as keys
+    text = "".join("{" + ",".join('"c%d":%s' % (c, col[r]) for c, col in enumerate(cols)) + "}\n"
+                   for r in range(len(lines)))
     with open(os.path.join(HERE, "golden", "tf_conformance.jsonl"), "w") as f:
-        f.write(line)
-    sys.stdout.write(line)
+        f.write(text)
+    sys.stdout.write(text)
 
 
 main()

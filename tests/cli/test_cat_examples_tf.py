@@ -13,7 +13,9 @@ TensorFlow writes the records (tf.io.TFRecordWriter, tf.train.Example) and parse
   odd_wire     hand-encoded records (an empty Feature, a key given twice, unpacked lists, two
                Features fields), inferred and with --features;
   errors       for each bad config, "tfq-cat: FILE:K: MSG" with K the first record TF fails on
-               and MSG TF's message for that record parsed alone.
+               and MSG TF's message for the records up to it in one batch ("Index: K");
+  padding      --features 'seq:float32[?,2]=9': padded as FixedLenSequenceFeature(default_value)
+               pads, the whole file in one batch.
 
   test_cat_examples_tf.py --tfq-cat PATH [--workdir DIR]
 
@@ -140,11 +142,13 @@ def tf_parse(recs, features):
 
 
 def first_failure(recs, features):
-    """(K, message): the first record TF fails on, parsed alone."""
+    """(K, message): the first record TF fails on, parsed alone, and TF's message for it when
+    parse_example takes the file's records up to it in one batch (its "Index:" is then K, the
+    record's position in the file, as tfq-cat's location says)."""
     for k, r in enumerate(recs):
         _, m = tf_parse([r], features)
         if m is not None:
-            return k, m
+            return k, tf_parse(recs[:k + 1], features)[1]
     return None, None
 
 
@@ -158,26 +162,23 @@ def run_cat(args, path, cwd):
 
 
 def cat_columns(out):
-    """The jsonl batches as {name: [per-record values]}, in column order."""
+    """The jsonl records (an object a record, the features as keys) as {name: [per-record
+    values]}, in column order."""
     cols = None
     for line in out.decode("utf-8").splitlines():
         # "-0" is float32 -0.0 (json.loads would read the int 0)
-        b = json.loads(line, parse_int=lambda t: -0.0 if t == "-0" else int(t))
+        r = json.loads(line, parse_int=lambda t: -0.0 if t == "-0" else int(t))
         if cols is None:
-            cols = {n: [] for n in b["names"]}
-        for n, c in zip(b["names"], b["columns"]):
-            cols[n].extend(c)
+            cols = {n: [] for n in r}
+        for n, v in r.items():
+            cols[n].append(v)
     return cols or {}
 
 
 def jstr(b):
-    """TF's bytes as tfq-cat prints them in JSON (valid UTF-8 as is, other bytes \\u00XX),
-    read back by json.loads."""
-    out = []
-    for ch in b.decode("utf-8", errors="surrogateescape"):
-        o = ord(ch)
-        out.append(chr(o - 0xDC00) if 0xDC80 <= o <= 0xDCFF else ch)
-    return "".join(out)
+    """TF's bytes as tfq-cat prints them in JSON (valid UTF-8 as is, other bytes as lone
+    surrogates \\udcXX: Python's surrogateescape), read back by json.loads."""
+    return b.decode("utf-8", errors="surrogateescape")
 
 
 def same_value(got, want):
@@ -306,6 +307,25 @@ def case_errors(d, recs):
           (rc, err, want))
 
 
+def case_padding(d, recs):
+    """--features 'seq:float32[?,2]=9': the sequences padded with 9 to the longest record, as
+    parse_example's FixedLenSequenceFeature(default_value=9) pads them (the whole file in one
+    batch on both sides)."""
+    path = os.path.join(d, "data.tfrecord")
+    for spec, dv in (("seq:float32[?,2]=9", 9.0), ("seq:float32[?,2]=-1.5", -1.5)):
+        want, m = tf_parse(recs, {"seq": FLS([2], tf.float32, allow_missing=True,
+                                             default_value=dv)})
+        rc, out, err = run_cat(["-q", "-b", str(len(recs)), "--features", spec], path, d)
+        if not check(rc == 0 and m is None, "padding %s: exit %d %r, TF %r" % (spec, rc, err, m)):
+            continue
+        got = cat_columns(out).get("seq", [])
+        wantl = [[[float(x) for x in row] for row in rec] for rec in want["seq"]]
+        check(got == wantl, "padding %s: %d records differ from TF's" %
+              (spec, sum(1 for a, b in zip(got, wantl) if a != b) + abs(len(got) - len(wantl))))
+        print("padding %s: %d records, %d rows each, equal to TF's" %
+              (spec, len(got), len(wantl[0]) if wantl else 0), flush=True)
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
@@ -321,7 +341,8 @@ def main():
         for name, fn in [("inferred", lambda: case_inferred(d, recs)),
                          ("features", lambda: case_features(d, recs)),
                          ("odd_wire", lambda: case_odd_wire(d)),
-                         ("errors", lambda: case_errors(d, recs))]:
+                         ("errors", lambda: case_errors(d, recs)),
+                         ("padding", lambda: case_padding(d, recs))]:
             n = len(FAILS)
             fn()
             print(("ok   " if len(FAILS) == n else "FAIL ") + name, flush=True)

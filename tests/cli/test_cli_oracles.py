@@ -75,14 +75,15 @@ def json_value(v):
 
 
 def jsonl_rows(out, types):
-    """Rows from tfq-cat's JSON lines; float32 columns' shortest decimal strings (1e-45) read
-    back as float32."""
+    """Rows from tfq-cat's JSON lines (an object a record, the columns in order; "key" left out);
+    float32 columns' shortest decimal strings (1e-45) read back as float32."""
     rows = []
     for line in out.decode("utf-8").splitlines():
         # "-0" is JSON's negative zero (Python's int() would drop the sign)
-        cols = json.loads(line, parse_int=lambda t: -0.0 if t == "-0" else int(t))["columns"]
-        rows += [[f32(json_value(c[i])) if t in ("float", "float32") else json_value(c[i])
-                  for t, c in zip(types, cols)] for i in range(len(cols[0]))]
+        obj = json.loads(line, parse_int=lambda t: -0.0 if t == "-0" else int(t))
+        vals = [v for k, v in obj.items() if k != "key"]
+        rows.append([f32(json_value(v)) if t in ("float", "float32") else json_value(v)
+                     for t, v in zip(types, vals)])
     return rows
 
 

@@ -111,7 +111,8 @@ def run_cli(tfq_cat, wd, name, cfg, recs, raw, drop):
     path = os.path.join(wd, "cli_%s.csv" % name)
     with open(path, "wb") as f:
         f.write(b"".join(r + b"\n" for r in flat))
-    cmd = [tfq_cat, "-q", "-f", "csv", "--no-shuffle", "-o", "jsonl", "-n", "0",
+    # --no-header: line 1 is data, as decode_csv reads it (tfq-cat detects headers by default)
+    cmd = [tfq_cat, "-q", "-f", "csv", "--no-header", "--no-shuffle", "-o", "jsonl", "-n", "0",
            "-b", str(len(flat) + 1000), "-d", spec_of(cfg["cols"])]
     if cfg["delim"] != ",":
         cmd.append("--field-delim=" + cfg["delim"])
@@ -163,10 +164,12 @@ def compare_case(h, tfq_cat, wd, name, cfg, recs, raw, rep):
         rc, out, err, _ = run_cli(tfq_cat, wd, name, cfg, recs, raw, drop=False)
         cols = [[] for _ in cfg["cols"]]
         try:
-            for line in out.decode("utf-8").splitlines():
-                for i, col in enumerate(json.loads(line, parse_float=str,
-                                                   parse_int=str)["columns"]):
-                    cols[i].extend(col)
+            for line in out.decode("utf-8").splitlines():  # an object a record, in column order
+                rec = json.loads(line, parse_float=str, parse_int=str)
+                if len(rec) != len(cols):
+                    raise IndexError("%d values in a record, %d columns" % (len(rec), len(cols)))
+                for i, v in enumerate(rec.values()):
+                    cols[i].append(v)
         except (ValueError, IndexError, KeyError) as e:
             rep.fail(FAMILY, case, "unreadable output %r: %s" % (out[:200], e))
             return

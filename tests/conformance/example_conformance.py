@@ -21,8 +21,10 @@ Exit status: 0 when M == 0, 1 otherwise.
 """
 import argparse
 import ast
+import hashlib
 import json
 import os
+import pickle
 import random
 import re
 import struct
@@ -31,7 +33,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_conformance import Report, arr_tok, new_session, np, tf, tf_message  # noqa: E402
+from run_conformance import (Report, arr_tok, new_session, np, tf, tf_cache_store,  # noqa: E402
+                             tf_message)
 
 # --------------------------------------------------------------------------------------------
 # wire encoder (Python protobuf only writes packed lists, so the bytes are written by hand)
@@ -1453,6 +1456,34 @@ def tf_where_it_survives(names):
     return Pending()
 
 
+def tf_cache_lookup(args, only, reg):
+    """TF's results for these scenarios, cached as run_conformance.py caches its reference: under
+    $TFQ_CONFORMANCE_CACHE (scripts/test points every tree at the first tree's cache, so the ASan
+    tree does not run TF again) or --tf-cache, keyed by the seed and options, TF's version, this
+    harness's source and the scenarios themselves.  (path, {"tf": {sid: result}, "child": ...})
+    when cached, (path, None) when not, (None, None) without a cache directory."""
+    d = os.environ.get("TFQ_CONFORMANCE_CACHE", "") or args.tf_cache
+    if not d:
+        return None, None
+    h = hashlib.sha256()
+    for name in ("example_conformance.py", "run_conformance.py"):
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), name), "rb") as f:
+            h.update(f.read())
+    h.update(repr((args.seed, args.configs, args.batches, sorted(only), tf.__version__)).encode())
+    h.update("\n".join(reg.driver_lines()).encode())
+    path = os.path.join(d, "tf-example-reference-%s.pickle" % h.hexdigest()[:24])
+    try:
+        with open(path, "rb") as f:
+            got = pickle.load(f)
+        if set(got["tf"]) != {s.sid for s in reg.scens}:
+            raise EOFError("other scenarios")
+        print("-- TF reference: cached %s" % path)
+        return path, got
+    except (OSError, EOFError, KeyError, pickle.UnpicklingError):
+        print("-- TF reference: computed (cache %s)" % path)
+        return path, None
+
+
 def main():
     if "--tf-child" in sys.argv:
         tf_child()
@@ -1465,6 +1496,9 @@ def main():
     ap.add_argument("--only", default="", help="comma list: random,spec,config,raw")
     ap.add_argument("--trace", action="store_true",
                     help="name each scenario on stderr before TF runs it")
+    ap.add_argument("--tf-cache", default="",
+                    help="directory of cached TF results ($TFQ_CONFORMANCE_CACHE wins; "
+                         "default: none, TF runs every time)")
     args = ap.parse_args()
     global TRACE
     TRACE = args.trace
@@ -1489,25 +1523,34 @@ def main():
 
     drv_out = open(os.path.join(wd, "example-tfq-output.txt"), "w")
     proc = subprocess.Popen([args.driver, scen], stdout=drv_out, stderr=subprocess.PIPE)
-    # the documented deviations TF "cannot run": run in TF all the same, in child processes
-    # that may crash, to check tfq against TF wherever TF survives
-    tf_only = tf_where_it_survives([s.name for s in reg.scens if s.note])
-
+    cache_path, cached = tf_cache_lookup(args, only, reg)
     t1 = time.time()
-    side = TFSide()
-    by_cfg = {}
-    for s in reg.scens:
-        if s.tf is None and s.kind != "raw":
-            by_cfg.setdefault(s.cfg, []).append(s)
-    for cid, feats, _, tf_ok in reg.cfgs:
-        if tf_ok and cid in by_cfg:
-            side.run_config(feats, by_cfg[cid])
-    t_parse = time.time() - t1
-    t1 = time.time()
-    for s in reg.scens:
-        if s.kind == "raw":
-            s.tf = side.run_raw(s)
-    t_raw = time.time() - t1
+    if cached is not None:
+        for s in reg.scens:
+            s.tf = cached["tf"][s.sid]
+        tf_child_res = cached["child"]
+        t_parse = t_raw = 0.0
+    else:
+        # the documented deviations TF "cannot run": run in TF all the same, in child processes
+        # that may crash, to check tfq against TF wherever TF survives
+        tf_only = tf_where_it_survives([s.name for s in reg.scens if s.note])
+        side = TFSide()
+        by_cfg = {}
+        for s in reg.scens:
+            if s.tf is None and s.kind != "raw":
+                by_cfg.setdefault(s.cfg, []).append(s)
+        for cid, feats, _, tf_ok in reg.cfgs:
+            if tf_ok and cid in by_cfg:
+                side.run_config(feats, by_cfg[cid])
+        t_parse = time.time() - t1
+        t1 = time.time()
+        for s in reg.scens:
+            if s.kind == "raw":
+                s.tf = side.run_raw(s)
+        t_raw = time.time() - t1
+        tf_child_res = tf_only.result()
+        tf_cache_store(cache_path, {"tf": {s.sid: s.tf for s in reg.scens},
+                                    "child": tf_child_res})
 
     _, err = proc.communicate()
     drv_out.close()
@@ -1524,7 +1567,6 @@ def main():
 
     stats = {"cut1023": 0, "nonutf8": 0, "nulcut": 0, "nulstrip": 0, "skipped": [],
              "tf_survived": 0, "tf_crashed": []}
-    tf_child_res = tf_only.result()
     for s in reg.scens:
         s.tfq = drv.get(s.sid)
         s.mismatch = drv.get(s.sid + "/mismatch", [])

@@ -19,6 +19,7 @@
 
 #include "../../src/csv/csv_internal.h"
 #include "../../src/csv/csv_shared.h"
+#include "../../src/csv/csv_simd.h"
 
 #define CSV_DIFF_MAX_RECS 64
 
@@ -88,11 +89,12 @@ static int csv_diff_span(const tfq_csv_options *o, const char *const *recs, cons
   return differ;
 }
 
-/* Returns 0 when the three paths agree (or the input is too short), 1 otherwise. */
-static int csv_diff_run(const uint8_t *data, size_t size) {
-  if (size < 8) return 0;
+/* The options the input's first 8 bytes give (layout above), or NULL (too short, or options
+ * the library refuses); *ncol: their column count. */
+static tfq_csv_options *csv_diff_options(const uint8_t *data, size_t size, size_t *ncol_out) {
+  if (size < 8) return NULL;
   tfq_csv_options *o;
-  if (tfq_csv_options_new(&o, NULL)) return 0;
+  if (tfq_csv_options_new(&o, NULL)) return NULL;
   uint8_t fl = data[0];
   tfq_csv_options_set_use_quote_delim(o, fl & 1);
   static const char delims[3] = {',', '\t', '|'};
@@ -127,8 +129,17 @@ static int csv_diff_run(const uint8_t *data, size_t size) {
   }
   if (bad) {
     tfq_csv_options_free(o);
-    return 0;
+    return NULL;
   }
+  *ncol_out = ncol;
+  return o;
+}
+
+/* Returns 0 when the three paths agree (or the input is too short), 1 otherwise. */
+static int csv_diff_run(const uint8_t *data, size_t size) {
+  size_t ncol;
+  tfq_csv_options *o = csv_diff_options(data, size, &ncol);
+  if (!o) return 0;
   const char *recs[CSV_DIFF_MAX_RECS];
   size_t lens[CSV_DIFF_MAX_RECS], n = 0;
   const char *p = (const char *)data + 8, *end = (const char *)data + size;
@@ -179,6 +190,57 @@ static int csv_diff_run(const uint8_t *data, size_t size) {
     for (int path = 0; path < 3; path++) tfq_tuple_free(out[path]);
   }
   tfq_csv_options_free(o);
+  return differ;
+}
+
+/* The structural scan's levels (src/csv/csv_simd.h) on one input: csv_diff_run under each level
+ * the CPU has (each level's fast paths against the scalar reference tokenizer, whose scan has no
+ * levels), and the input's records as the lines of one buffer (tfq_decode_csv_buffer: the line
+ * count, the line splitter and the fused decoder) decoded under each level against the scalar
+ * level: the same code, message and outputs.  Leaves the level to TFQ_SIMD / the CPU.  Returns 0
+ * when all agree, 1 otherwise. */
+static int csv_diff_levels(const uint8_t *data, size_t size) {
+  const int best = tfq__csv_simd_set(TFQ__SIMD_AVX2);
+  int differ = 0;
+  for (int l = TFQ__SIMD_SCALAR; l <= best && !differ; l++) {
+    tfq__csv_simd_set(l);
+    if (csv_diff_run(data, size)) {
+      fprintf(stderr, "csv_diff: (the difference above: scan level %s)\n", tfq__csv_simd_name(l));
+      differ = 1;
+    }
+  }
+  size_t ncol;
+  tfq_csv_options *o = differ ? NULL : csv_diff_options(data, size, &ncol);
+  if (o) {
+    size_t len = size - 8;
+    char *buf = malloc(len ? len : 1);
+    if (!buf) abort();
+    for (size_t j = 0; j < len; j++) buf[j] = data[8 + j] == 0xFF ? '\n' : (char)data[8 + j];
+    tfq_tuple *out[3] = {NULL, NULL, NULL};
+    tfq_code rc[3];
+    char msg[3][256];
+    for (int l = TFQ__SIMD_SCALAR; l <= best; l++) {
+      tfq_status *st = tfq_status_new();
+      if (!st) abort();
+      tfq__csv_simd_set(l);
+      rc[l] = tfq_decode_csv_buffer(o, buf, len, &out[l], st);
+      snprintf(msg[l], sizeof msg[l], "%s", tfq_status_message(st));
+      tfq_status_free(st);
+      int d = rc[l] != rc[0] || strcmp(msg[l], msg[0]) != 0;
+      for (size_t c = 0; !d && rc[0] == TFQ_OK && c < ncol; c++)
+        d = !csv_diff_same_tensor(tfq_tuple_get(out[0], c), tfq_tuple_get(out[l], c));
+      if (d) {
+        fprintf(stderr,
+                "csv_diff: the buffer decode at level %s differs from scalar: [%s] vs [%s]\n",
+                tfq__csv_simd_name(l), msg[l], msg[0]);
+        differ = 1;
+      }
+    }
+    for (int l = 0; l < 3; l++) tfq_tuple_free(out[l]);
+    free(buf);
+    tfq_csv_options_free(o);
+  }
+  tfq__csv_simd_set(-1);
   return differ;
 }
 

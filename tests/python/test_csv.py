@@ -154,3 +154,27 @@ def test_text_lines(tmp_path):
     path.write_text("alpha\nbeta\n\ngamma\n")
     got = collect(tfq.data.text(path, shuffle=False, batch_size=3))
     assert got["line"].tolist() == [b"alpha", b"beta", b"", b"gamma"]
+
+
+def test_header_auto_detects_a_header_line_and_a_bom(tmp_path):
+    # oracle: Python's csv module reads the same files; csv.Sniffer says whether line 1 is a
+    # header
+    rows = [["%d" % i, "%.2f" % (i / 3), "w%d" % (i % 5)] for i in range(300)]
+    with_header = tmp_path / "h.csv"
+    with_header.write_bytes(b"\xef\xbb\xbf" + ("id,price,word\n" + "".join(
+        ",".join(r) + "\n" for r in rows)).encode())
+    no_header = tmp_path / "n.csv"
+    no_header.write_text("".join(",".join(r) + "\n" for r in rows))
+    for path, has in ((with_header, True), (no_header, False)):
+        text = path.read_bytes().decode("utf-8-sig")
+        assert pycsv.Sniffer().has_header(text[:2048]) == has
+        want = list(pycsv.reader(text.splitlines()))[1 if has else 0:]
+        with tfq.data.csv(str(path), header="auto", shuffle=False, batch_size=1000) as it:
+            b = next(it)
+        names = list(b)
+        assert names == (["id", "price", "word"] if has else ["c0", "c1", "c2"])
+        assert len(b[names[0]]) == len(want)
+        assert [int(x) for x in b[names[0]]] == [int(r[0]) for r in want]
+        assert [bytes(x).decode() for x in b[names[2]]] == [r[2] for r in want]
+    with pytest.raises(ValueError):
+        tfq.data.csv(str(no_header), header="yes")

@@ -134,7 +134,6 @@ def main():
             failures.append(what)
 
     sc = cluster = None
-    left_before = left = -1
     try:
         sc = ts.spark_context(MASTER, work, "tfq-spark-end-of-data")
         ts.ship(sc, os.path.join(ROOT, "examples", "spark", "node.py"))
@@ -213,18 +212,29 @@ def main():
         failures.append(f"unexpected: {ts._short(e, 3000)}")
         print(f"test: FAILED: {ts._short(e, 3000)}", flush=True)
     finally:
-        if cluster is not None:
-            cluster.cancel()
-        if sc is not None:
-            sc.stop()
-        deadline = time.time() + 10  # the cancelled tasks' children die with their workers
-        while time.time() < deadline and ts.run_pids(token):
-            time.sleep(0.5)
-        left_before = len(ts.run_pids(token))
-        left = ts.kill_run(token)
+        teardown(ts, sc, cluster, token, failures, 10)
+    return verdict(ts, work, out, failures, t0)
+
+
+def teardown(ts, sc, cluster, token, failures, settle):
+    """Stops the cluster's stage and Spark, waits up to `settle` s for the run's processes to
+    end (the cancelled tasks' children die with their workers), counts and kills the rest."""
+    if cluster is not None:
+        cluster.cancel()
+    if sc is not None:
+        sc.stop()
+    deadline = time.time() + settle
+    while time.time() < deadline and ts.run_pids(token):
+        time.sleep(0.5)
+    left_before = len(ts.run_pids(token))
+    ts.kill_run(token)
     print(f"test: processes of the run left after the teardown: {left_before}", flush=True)
     if left_before:
         failures.append(f"{left_before} processes outlived the teardown")
+
+
+def verdict(ts, work, out, failures, t0):
+    """Prints the logs of a failed run and the verdict; the exit code."""
     if failures:
         for line in ts.executor_log_lines(work)[-30:]:
             print(f"  [executor log] {line}")

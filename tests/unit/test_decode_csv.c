@@ -1296,3 +1296,133 @@ Test(decode_csv, span_stops_after_n_lines_and_at_the_spans_end) {
   tfq_tuple_free(t);
   tfq_csv_options_free(o);
 }
+
+/* ---- the structural scan's levels (src/csv/csv_simd.h): scalar, SSE2, AVX2 ---- */
+
+/* TFQ_SIMD picks the level at the first decode (each Criterion test runs in its own process);
+ * a level the CPU lacks falls to the best below it. */
+Test(decode_csv_simd, tfq_simd_and_the_setter_choose_the_level) {
+  const char *e = getenv("TFQ_SIMD");
+  const int best = tfq__csv_simd_set(TFQ__SIMD_AVX2);
+  tfq__csv_simd_set(-1);
+  int want = best;
+  if (e && strcmp(e, "scalar") == 0) want = TFQ__SIMD_SCALAR;
+  if (e && strcmp(e, "sse2") == 0 && best >= TFQ__SIMD_SSE2) want = TFQ__SIMD_SSE2;
+  cr_assert_eq(tfq__csv_simd(), want, "TFQ_SIMD=%s gave %s", e ? e : "(unset)",
+               tfq__csv_simd_name(tfq__csv_simd()));
+#if defined(__x86_64__)
+  cr_assert_geq(best, TFQ__SIMD_SSE2, "x86-64 always has SSE2");
+#endif
+  for (int l = TFQ__SIMD_SCALAR; l <= TFQ__SIMD_AVX2; l++) {
+    int got = tfq__csv_simd_set(l);
+    cr_assert_eq(got, l <= best ? l : best);
+    cr_assert_eq(tfq__csv_simd(), got);
+  }
+  cr_assert_str_eq(tfq__csv_simd_name(TFQ__SIMD_AVX2), "avx2");
+  tfq__csv_simd_set(-1);
+  cr_assert_eq(tfq__csv_simd(), want);
+}
+
+/* The scan kernels against a byte loop written here: every start offset and length over 0..130
+ * bytes (blocks of 16 and 32 and their tails), special bytes at random places, loads allowed to
+ * lim = end or up to 40 bytes past it; and the line count of tfq_decode_csv_buffer. */
+Test(decode_csv_simd, the_scan_kernels_agree_with_a_byte_loop_at_every_offset) {
+  const int best = tfq__csv_simd_set(TFQ__SIMD_AVX2);
+  static const char alpha[] = "abc0123456789.-\x80\xff";
+  char buf[256];
+  for (int round = 0; round < 400; round++) {
+    for (size_t j = 0; j < sizeof buf; j++) buf[j] = alpha[rnd() % (sizeof alpha - 1)];
+    const unsigned char delim = (unsigned char)",\t|;\0"[rnd() % 5];
+    for (int k = 0, nspecial = (int)(rnd() % 6); k < nspecial; k++)
+      buf[rnd() % sizeof buf] = "\n\r\"x"[rnd() % 4] == 'x' ? (char)delim : "\n\r\""[rnd() % 3];
+    buf[rnd() % sizeof buf] = '\0';
+    for (size_t off = 0; off < 40; off++) {
+      for (size_t n = 0; n <= 130; n++) {
+        const char *p = buf + off, *end = p + n;
+        for (int q = 0; q < 2; q++) {
+          const char *want = NULL;
+          for (const char *x = p; x < end && !want; x++) {
+            unsigned char c = (unsigned char)*x;
+            if (c == delim || c == '\n' || c == '\r' || (q && c == '"')) want = x;
+          }
+          const char *lim = end + rnd() % 41;
+          for (int l = TFQ__SIMD_SCALAR; l <= best; l++) {
+            cr_assert_eq(tfq__csv_stop(l, p, end, lim, delim, q), want,
+                         "level %s, offset %zu, length %zu, quoting %d", tfq__csv_simd_name(l), off,
+                         n, q);
+            cr_assert_eq(tfq__csv_stop(l, p, end, end, delim, q), want, "lim = end");
+          }
+        }
+        if (n == 0) continue;
+        size_t lines = 0;
+        for (size_t j = 0; j < n; j++) lines += p[j] == '\n';
+        lines += p[n - 1] != '\n';
+        for (int l = TFQ__SIMD_SCALAR; l <= best; l++) {
+          tfq__csv_simd_set(l);
+          cr_assert_eq(tfq__csv_count_lines(p, n), lines, "level %s, offset %zu, length %zu",
+                       tfq__csv_simd_name(l), off, n);
+        }
+      }
+    }
+  }
+  /* the 255-block counters roll over: over 255 x 32 bytes of '\n' */
+  size_t big = 255 * 32 * 3 + 17;
+  char *nl = malloc(big);
+  cr_assert(nl);
+  memset(nl, '\n', big);
+  for (int l = TFQ__SIMD_SCALAR; l <= best; l++) {
+    tfq__csv_simd_set(l);
+    cr_assert_eq(tfq__csv_count_lines(nl, big), big, "level %s", tfq__csv_simd_name(l));
+  }
+  free(nl);
+  tfq__csv_simd_set(-1);
+}
+
+/* Records of up to ~120 bytes with quoted and escaped quotes, delimiters, CR/LF, empty fields,
+ * long fields that cross the 16- and 32-byte blocks, bytes over 0x7f and NUL: every level's
+ * fast paths against the scalar reference tokenizer (TensorFlow's loop), and the levels against
+ * each other on the buffer decode (csv_diff_levels). */
+Test(decode_csv_simd, random_long_records_agree_on_every_level, .timeout = 600) {
+  static const char *const pieces[] = {",",
+                                       ",",
+                                       "\"",
+                                       "\"\"",
+                                       "\"a,b\"",
+                                       "\n",
+                                       "\r",
+                                       "\r\n",
+                                       "",
+                                       "NA",
+                                       "-12.5e3",
+                                       "7",
+                                       "\t",
+                                       "|",
+                                       "\x80\xfe",
+                                       "\0",
+                                       "0x1A",
+                                       " 3 ",
+                                       "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                                       "1234567890123456789",
+                                       "\"long quoted field, with \"\"quotes\"\" and, commas\""};
+  static const size_t plen[] = {1, 1, 1, 2, 5, 1, 1, 2, 0, 2, 7, 1, 1, 1, 2, 1, 4, 3, 35, 19, 50};
+  uint8_t buf[8 + 8 * 140];
+  size_t total = 0, rounds = 0;
+  while (total < 40000) {
+    for (int i = 0; i < 8; i++) buf[i] = (uint8_t)rnd();
+    if (rnd() % 4) buf[0] |= 1; /* mostly quoting on */
+    size_t len = 8, nrec = 1 + rnd() % 8;
+    for (size_t r = 0; r < nrec; r++) {
+      size_t target = rnd() % 120, start = len;
+      while (len - start < target) {
+        size_t k = rnd() % (sizeof plen / sizeof plen[0]);
+        if (len - start + plen[k] > 130) break;
+        memcpy(buf + len, pieces[k], plen[k]);
+        len += plen[k];
+      }
+      if (r + 1 < nrec) buf[len++] = 0xFF;
+    }
+    cr_assert_eq(csv_diff_levels(buf, len), 0, "levels or paths differ (round %zu)", rounds);
+    total += nrec;
+    rounds++;
+  }
+}
