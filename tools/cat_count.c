@@ -44,11 +44,12 @@ static int run_count(const options *o, int nops, char **ops) {
   int rc = EXIT_OK;
   int64_t total = 0;
   tfq_reader_kind want = kind_of(o);
+  /* --header skips line 1 as --skip-header-lines=1 does; a detected header is not looked for */
+  int64_t skip = o->header > 0 && o->skip_header_lines < 1 ? 1 : o->skip_header_lines;
   for (int i = 0; i < nops; i++) {
     int64_t n = 0;
     tfq_reader_kind got = want;
-    tfq_code c =
-        tfq_record_count(open_path(ops[i]), comp_of(o), want, o->skip_header_lines, &n, &got, st);
+    tfq_code c = tfq_record_count(open_path(ops[i]), comp_of(o), want, skip, &n, &got, st);
     if (c) {
       report(ops[i], st, n, got == TFQ_READER_TFRECORD ? "records" : "lines");
       rc = EXIT_DATA;

@@ -175,6 +175,9 @@ def part_plain(wd):
         want["total"] = sum(want.values())
         check(rc == 0 and got == want, "count_csv skip=%d" % skip,
               "rc %d got %r want %r %s" % (rc, got, want, err))
+    rc, out, err = run(["--count", "--header", "crlf.csv"])
+    check(rc == 0 and counts(out) == {"crlf.csv": csv_rows(files["crlf.csv"], 1)},
+          "count_csv --header skips line 1", out + err)
     rc, out, err = run(["--count"], stdin=files["crlf.csv"].encode())
     check(rc == 0 and counts(out) == {"-": csv_rows(files["crlf.csv"], 0)}, "count_csv stdin",
           out + err)
