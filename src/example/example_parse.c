@@ -179,6 +179,7 @@ static tfq_code parse_buffered(ctx *c, const tfq__ex_slot *s, int kind, const ui
 static tfq_code parse_one(ctx *c, const uint8_t *p, size_t len, int64_t e, tfq_status *st) {
   const tfq_example_config *cfg = c->cfg;
   c->ents.n = 0;
+  c->ents.prev = -1;
   int r = tfq__ex_scan(cfg, p, len, &c->ents);
   if (r < 0) return TFQ__OOM(st);
   if (r == 0) return could_not_parse(p, len, e, st);
@@ -274,14 +275,16 @@ static void ctx_free(ctx *c) {
 static tfq_code ctx_init(ctx *c, int64_t B, tfq_status *st) {
   const tfq_example_config *cfg = c->cfg;
   size_t ns = cfg->nslots ? cfg->nslots : 1;
-  /* one block: fixed[ns], bufs[ns], taken[ns], mb_base[ns] */
-  char *blk =
-      tfq__calloc(ns, sizeof *c->fixed + sizeof *c->bufs + sizeof *c->taken + sizeof *c->mb_base);
+  /* one block: fixed[ns], bufs[ns], taken[ns], mb_base[ns], then follow[ns + 1] */
+  size_t per = sizeof *c->fixed + sizeof *c->bufs + sizeof *c->taken + sizeof *c->mb_base;
+  char *blk = tfq__calloc(1, ns * per + (ns + 1) * sizeof(int32_t));
   if (!blk) return TFQ__OOM(st);
   c->fixed = (tfq_tensor **)blk;
   c->bufs = (tfq__ex_buf *)(blk + ns * sizeof *c->fixed);
   c->taken = (int64_t *)(blk + ns * (sizeof *c->fixed + sizeof *c->bufs));
   c->mb_base = (size_t *)(blk + ns * (sizeof *c->fixed + sizeof *c->bufs + sizeof *c->taken));
+  c->ents.follow = (int32_t *)(blk + ns * per); /* key prediction (example_internal.h) */
+  for (size_t i = 0; i <= ns; i++) c->ents.follow[i] = -1;
   int64_t nends = B > 0 ? B : 1;
   for (size_t sl = 0; sl < cfg->nslots; sl++) {
     const tfq__ex_slot *s = &cfg->slots[sl];
