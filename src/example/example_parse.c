@@ -176,6 +176,38 @@ static tfq_code parse_buffered(ctx *c, const tfq__ex_slot *s, int kind, const ui
   return TFQ_OK;
 }
 
+/* A FixedLen scalar (stride 1) float or int64 in its common wire form, written in place: a
+ * float list of one packed 4-byte chunk (kind byte, 06 0a 04, the value), an int64 list of one
+ * packed varint filling its chunk (kind byte, len-2, 0a, len-4, the varint).  Returns 0 for any
+ * other form, which parse_fixed reads (to the same value where this one applies). */
+static inline int scalar_fast(ctx *c, int32_t slot, int kind, const uint8_t *v, size_t len,
+                              int64_t e) {
+  void *data = c->fixed[slot]->data;
+  size_t off = c->single ? 0 : (size_t)e;
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_BIG_ENDIAN__
+  if (kind == TFQ__KIND_FLOAT) {
+    if (len != 8 || v[1] != 6 || v[2] != 0x0a || v[3] != 4) return 0;
+    memcpy((float *)data + off, v + 4, 4);
+    return 1;
+  }
+#endif
+  if (kind != TFQ__KIND_INT64 || len < 5 || len > 14 || v[1] != len - 2 || v[2] != 0x0a ||
+      v[3] != len - 4)
+    return 0;
+  const uint8_t *p = v + 4, *end = v + len;
+  uint64_t r = 0;
+  for (int i = 0; p < end; i++) {
+    uint8_t b = *p++;
+    r |= (uint64_t)(b & 0x7f) << (7 * i);
+    if (!(b & 0x80)) {
+      if (p != end) return 0; /* more values: parse_fixed reports the count */
+      ((int64_t *)data)[off] = (int64_t)r;
+      return 1;
+    }
+  }
+  return 0;
+}
+
 static tfq_code parse_one(ctx *c, const uint8_t *p, size_t len, int64_t e, tfq_status *st) {
   const tfq_example_config *cfg = c->cfg;
   c->ents.n = 0;
@@ -211,6 +243,9 @@ static tfq_code parse_one(ctx *c, const uint8_t *p, size_t len, int64_t e, tfq_s
                      kind_dtype[kind], tfq_dtype_name(s->dtype));
     }
     if (kind == TFQ__KIND_NONE) continue;
+    if (s->type == TFQ__SLOT_FIXED && s->stride == 1 &&
+        scalar_fast(c, en->slot, kind, en->val, en->len, e))
+      continue;
     tfq_code rc = s->type == TFQ__SLOT_FIXED
                       ? parse_fixed(c, s, kind, en->val + 1, en->val + en->len, e, st)
                       : parse_buffered(c, s, kind, en->val + 1, en->val + en->len, e, st);
