@@ -3,7 +3,7 @@
 (bench/bench_example.c) against TensorFlow 2.21 in the same run, runs interleaved.
 
     .venv/bin/python bench/bench_example.py [--quick] [--bench EXE] [--data DIR] [--records N]
-        [--runs R] [--seconds S] [--only parse,pipeline]
+        [--runs R] [--seconds S] [--only parse,pipeline] [--base EXE]
     (scripts/bench example [--quick ...]; scripts/bench report runs it as step EX-example)
 
 The Example is spec/tf1-example.md §10's: 10 float32 scalars, 5 int64 scalars, 2 bytes features
@@ -29,7 +29,12 @@ Workloads (Examples/s; median of the runs, spread min..max, and the rate by proc
                 (TFRecordDataset.shuffle(10000).batch(256).map(parse_example,
                 num_parallel_calls=2).prefetch(1)); the targets take the best of them.
 Interleaving: each round runs tfq then TF for each parse path, and tfq before each pipeline peer
-(tfq, tf1, tfq, tfdata-map, tfq, tfdata-batch-map), so load changes hit both sides.  The TF peers
+(tfq, tf1, tfq, tfdata-map, tfq, tfdata-batch-map), so load changes hit both sides.  The pipeline
+TARGET line is the ratio of the medians; the line under it gives each round's own ratio (median
+and range over rounds, by wall and by CPU time).  --base EXE runs a second bench_example (say,
+main's build in another build dir) next to tfq in every pipeline slot, the two in alternating
+order, reported as tfq-base with the same ratios and tfq/tfq-base per round: before/after
+figures from one run under one load.  The TF peers
 run in two long-lived processes (graph mode; eager for tf.data) started before the first round;
 graph construction and imports are outside the timed windows.
 
@@ -318,6 +323,9 @@ def main():
     ap.add_argument("--runs", type=int)
     ap.add_argument("--seconds", type=float)
     ap.add_argument("--only", default="parse,pipeline")
+    ap.add_argument("--base", metavar="EXE",
+                    help="a second bench_example (e.g. main's build) run next to tfq in every "
+                         "slot (order alternating by round), reported as tfq-base")
     a = ap.parse_args()
     if a.serve:
         return serve(*a.serve)
@@ -343,6 +351,7 @@ def main():
     def rec(w, impl, r, want=None):
         if r is None:
             return
+        r["round"] = rnd
         res.setdefault((w, impl), []).append(r)
         got = [r["fsum"], r["isum"], r["ssum"]]
         if want is not None and got != want:
@@ -351,6 +360,7 @@ def main():
             bad.append("%s %s: the single path differs from the batch path" % (w, impl))
 
     data_sum = [gen["fsum"], gen["isum"], gen["ssum"]]
+    rnd = 0
     for rnd in range(runs):
         if "parse" in only:
             for mode in ("parse-batch", "parse-single"):
@@ -362,7 +372,9 @@ def main():
         if "pipeline" in only:
             for peer, name in ((graph, "tf1-shuffle_batch"), (eager, "tfdata-map"),
                                (eager, "tfdata-batch-map")):
-                rec("pipeline", "tfq", tfq(a.bench, "pipeline", path), data_sum)
+                mine = [("tfq", a.bench)] + ([("tfq-base", a.base)] if a.base else [])
+                for impl, exe in (mine if rnd % 2 == 0 else mine[::-1]):
+                    rec("pipeline", impl, tfq(exe, "pipeline", path), data_sum)
                 rec("pipeline", name, peer.run(name), data_sum)
         print("  round %d/%d done (load %.2f)" % (rnd + 1, runs, os.getloadavg()[0]), flush=True)
     graph.close()
@@ -373,7 +385,8 @@ def main():
                                                     "tfq/this"))
     tq = {w: summary(res[(w, "tfq")]) for w in ("parse-batch", "parse-single", "pipeline")
           if (w, "tfq") in res}
-    for (w, impl), rs in sorted(res.items(), key=lambda x: (x[0][0], x[0][1] != "tfq")):
+    for (w, impl), rs in sorted(res.items(),
+                                key=lambda x: (x[0][0], x[0][1] != "tfq", x[0][1] != "tfq-base")):
         s = summary(rs)
         ratio = tq[w]["ex_per_s"] / s["ex_per_s"] if impl != "tfq" and w in tq else None
         print("%-14s %-18s %12.0f %11.0f..%-11.0f %12s %9.1f %8s" % (
@@ -386,6 +399,21 @@ def main():
         print("ROW " + json.dumps(row))
     print("load average %.2f %.2f %.2f (2 vCPUs; figures are noisy under load)" %
           os.getloadavg())
+
+    def per_round(w, mine, peer, key):
+        """Each round's ratio (the median of `mine`'s runs in that round over the peer's run
+        in it), by wall (key wall_s) or CPU time (cpu_s): the median and range over rounds."""
+        rs = []
+        for k in range(runs):
+            m = [r["examples"] / r[key] for r in res.get((w, mine), [])
+                 if r["round"] == k and r[key] > 0]
+            p = [r["examples"] / r[key] for r in res.get((w, peer), [])
+                 if r["round"] == k and r[key] > 0]
+            if m and p:
+                rs.append(statistics.median(m) / statistics.median(p))
+        if not rs:
+            return "n/a"
+        return "%.2fx (%.2f..%.2f)" % (statistics.median(rs), min(rs), max(rs))
 
     def target(label, w, peers, bound):
         if w not in tq:
@@ -401,6 +429,18 @@ def main():
             label, name, bound, r, tq[w]["ex_per_s"], best,
             "%.2fx" % (tq[w]["ex_per_s_cpu"] / pc) if pc and tq[w]["ex_per_s_cpu"] else "n/a",
             "PASS" if r >= bound else "MISS"))
+        print("  per-round ratios, median (min..max) of %d rounds: wall %s, CPU time %s" % (
+            runs, per_round(w, "tfq", name, "wall_s"), per_round(w, "tfq", name, "cpu_s")))
+        if (w, "tfq-base") in res:
+            b = summary(res[(w, "tfq-base")])
+            print("  tfq-base (--base %s) against %s: %.2fx, by CPU time %s; per-round wall %s, "
+                  "CPU time %s; tfq/tfq-base per round: wall %s, CPU time %s" % (
+                      a.base, name, b["ex_per_s"] / best,
+                      "%.2fx" % (b["ex_per_s_cpu"] / pc) if pc and b["ex_per_s_cpu"] else "n/a",
+                      per_round(w, "tfq-base", name, "wall_s"),
+                      per_round(w, "tfq-base", name, "cpu_s"),
+                      per_round(w, "tfq", "tfq-base", "wall_s"),
+                      per_round(w, "tfq", "tfq-base", "cpu_s")))
 
     target("example parse_example batch path tfq/TF 1 thread", "parse-batch", ["tf"], 3)
     target("example parse_single_example tfq/TF 1 thread", "parse-single", ["tf"], 3)

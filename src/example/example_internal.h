@@ -104,9 +104,15 @@ static inline int tfq__ex_key_eq(const uint8_t *a, const uint8_t *b, size_t n) {
   if (n > 16) return memcmp(a, b, n) == 0;
   if (n >= 8) return tfq__ex_eq8(a, b) && tfq__ex_eq8(a + n - 8, b + n - 8);
   if (n >= 4) return tfq__ex_eq4(a, b) && tfq__ex_eq4(a + n - 4, b + n - 4);
-  for (size_t i = 0; i < n; i++)
-    if (a[i] != b[i]) return 0;
-  return 1;
+  if (n >= 2) {
+    uint16_t x, y, u, v;
+    memcpy(&x, a, 2);
+    memcpy(&y, b, 2);
+    memcpy(&u, a + n - 2, 2);
+    memcpy(&v, b + n - 2, 2);
+    return x == y && u == v;
+  }
+  return n == 0 || a[0] == b[0];
 }
 
 /* The slot of key [p, p+n), or -1. */
@@ -138,11 +144,19 @@ typedef struct tfq__ex_entry {
 } tfq__ex_entry;
 
 /* A growable array of requested entries (reused across the examples of a call); starts in
- * caller storage (`heap` 0) and moves to the heap when it grows. */
+ * caller storage (`heap` 0) and moves to the heap when it grows.
+ *
+ * `follow` (NULL: none) predicts keys: follow[s + 1] is the slot whose key came right after a key
+ * of slot s (s = -1: first in the Example) the last time, or -1.  The examples of a batch mostly
+ * repeat one key order, so a key that equals its predicted slot's key skips the hash lookup
+ * (slot keys are unique, so the answer is the lookup's).  `prev` is the slot of the previous
+ * requested key of the current Example (-1 at its start); the caller sets it. */
 typedef struct tfq__ex_entries {
   tfq__ex_entry *e;
   size_t n, cap;
   int heap;
+  int32_t prev;
+  int32_t *follow;
 } tfq__ex_entries;
 
 /* Scans a serialized Example the way TF's fast parser does and appends the entries whose key

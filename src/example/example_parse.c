@@ -176,9 +176,42 @@ static tfq_code parse_buffered(ctx *c, const tfq__ex_slot *s, int kind, const ui
   return TFQ_OK;
 }
 
+/* A FixedLen scalar (stride 1) float or int64 in its common wire form, written in place: a
+ * float list of one packed 4-byte chunk (kind byte, 06 0a 04, the value), an int64 list of one
+ * packed varint filling its chunk (kind byte, len-2, 0a, len-4, the varint).  Returns 0 for any
+ * other form, which parse_fixed reads (to the same value where this one applies). */
+static inline int scalar_fast(ctx *c, int32_t slot, int kind, const uint8_t *v, size_t len,
+                              int64_t e) {
+  void *data = c->fixed[slot]->data;
+  size_t off = c->single ? 0 : (size_t)e;
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_BIG_ENDIAN__
+  if (kind == TFQ__KIND_FLOAT) {
+    if (len != 8 || v[1] != 6 || v[2] != 0x0a || v[3] != 4) return 0;
+    memcpy((float *)data + off, v + 4, 4);
+    return 1;
+  }
+#endif
+  if (kind != TFQ__KIND_INT64 || len < 5 || len > 14 || v[1] != len - 2 || v[2] != 0x0a ||
+      v[3] != len - 4)
+    return 0;
+  const uint8_t *p = v + 4, *end = v + len;
+  uint64_t r = 0;
+  for (int i = 0; p < end; i++) {
+    uint8_t b = *p++;
+    r |= (uint64_t)(b & 0x7f) << (7 * i);
+    if (!(b & 0x80)) {
+      if (p != end) return 0; /* more values: parse_fixed reports the count */
+      ((int64_t *)data)[off] = (int64_t)r;
+      return 1;
+    }
+  }
+  return 0;
+}
+
 static tfq_code parse_one(ctx *c, const uint8_t *p, size_t len, int64_t e, tfq_status *st) {
   const tfq_example_config *cfg = c->cfg;
   c->ents.n = 0;
+  c->ents.prev = -1;
   int r = tfq__ex_scan(cfg, p, len, &c->ents);
   if (r < 0) return TFQ__OOM(st);
   if (r == 0) return could_not_parse(p, len, e, st);
@@ -210,6 +243,9 @@ static tfq_code parse_one(ctx *c, const uint8_t *p, size_t len, int64_t e, tfq_s
                      kind_dtype[kind], tfq_dtype_name(s->dtype));
     }
     if (kind == TFQ__KIND_NONE) continue;
+    if (s->type == TFQ__SLOT_FIXED && s->stride == 1 &&
+        scalar_fast(c, en->slot, kind, en->val, en->len, e))
+      continue;
     tfq_code rc = s->type == TFQ__SLOT_FIXED
                       ? parse_fixed(c, s, kind, en->val + 1, en->val + en->len, e, st)
                       : parse_buffered(c, s, kind, en->val + 1, en->val + en->len, e, st);
@@ -274,14 +310,16 @@ static void ctx_free(ctx *c) {
 static tfq_code ctx_init(ctx *c, int64_t B, tfq_status *st) {
   const tfq_example_config *cfg = c->cfg;
   size_t ns = cfg->nslots ? cfg->nslots : 1;
-  /* one block: fixed[ns], bufs[ns], taken[ns], mb_base[ns] */
-  char *blk =
-      tfq__calloc(ns, sizeof *c->fixed + sizeof *c->bufs + sizeof *c->taken + sizeof *c->mb_base);
+  /* one block: fixed[ns], bufs[ns], taken[ns], mb_base[ns], then follow[ns + 1] */
+  size_t per = sizeof *c->fixed + sizeof *c->bufs + sizeof *c->taken + sizeof *c->mb_base;
+  char *blk = tfq__calloc(1, ns * per + (ns + 1) * sizeof(int32_t));
   if (!blk) return TFQ__OOM(st);
   c->fixed = (tfq_tensor **)blk;
   c->bufs = (tfq__ex_buf *)(blk + ns * sizeof *c->fixed);
   c->taken = (int64_t *)(blk + ns * (sizeof *c->fixed + sizeof *c->bufs));
   c->mb_base = (size_t *)(blk + ns * (sizeof *c->fixed + sizeof *c->bufs + sizeof *c->taken));
+  c->ents.follow = (int32_t *)(blk + ns * per); /* key prediction (example_internal.h) */
+  for (size_t i = 0; i <= ns; i++) c->ents.follow[i] = -1;
   int64_t nends = B > 0 ? B : 1;
   for (size_t sl = 0; sl < cfg->nslots; sl++) {
     const tfq__ex_slot *s = &cfg->slots[sl];

@@ -46,18 +46,56 @@ static inline int rd_string(const uint8_t **pp, const uint8_t *end, const uint8_
   return 1;
 }
 
-static int push_entry(tfq__ex_entries *out, int32_t slot, const uint8_t *val, size_t len) {
-  if (out->n == out->cap) {
-    size_t cap = out->cap ? 2 * out->cap : 16;
-    tfq__ex_entry *ne =
-        out->heap ? tfq_realloc(out->e, cap * sizeof *ne) : tfq_malloc(cap * sizeof *ne);
-    if (!ne) return 0;
-    if (!out->heap && out->n) memcpy(ne, out->e, out->n * sizeof *ne);
-    out->heap = 1;
-    out->e = ne;
-    out->cap = cap;
-  }
+/* Doubles the entry array (out of line: rare). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int
+grow_entries(tfq__ex_entries *out) {
+  size_t cap = out->cap ? 2 * out->cap : 16;
+  tfq__ex_entry *ne =
+      out->heap ? tfq_realloc(out->e, cap * sizeof *ne) : tfq_malloc(cap * sizeof *ne);
+  if (!ne) return 0;
+  if (!out->heap && out->n) memcpy(ne, out->e, out->n * sizeof *ne);
+  out->heap = 1;
+  out->e = ne;
+  out->cap = cap;
+  return 1;
+}
+
+static inline int push_entry(tfq__ex_entries *out, int32_t slot, const uint8_t *val, size_t len) {
+  if (out->n == out->cap && !grow_entries(out)) return 0;
   out->e[out->n++] = (tfq__ex_entry){slot, val, len};
+  return 1;
+}
+
+/* The slot of a key its prediction missed, learnt as the prediction (out of line: rare). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int32_t
+lookup_learn(const tfq_example_config *cfg, tfq__ex_entries *out, const uint8_t *key, size_t klen) {
+  int32_t slot = tfq__ex_lookup(cfg, key, klen);
+  if (slot >= 0) out->follow[out->prev + 1] = slot;
+  return slot;
+}
+
+/* A map entry read: its slot (predicted, else looked up) and, when requested, its entry. */
+static inline int found(const tfq_example_config *cfg, tfq__ex_entries *out, const uint8_t *key,
+                        size_t klen, const uint8_t *val, size_t vlen) {
+  int32_t slot;
+  if (out->follow) {
+    int32_t f = out->follow[out->prev + 1];
+    if (f >= 0 && cfg->slots[f].key_len == klen &&
+        tfq__ex_key_eq((const uint8_t *)cfg->slots[f].key, key, klen))
+      slot = f;
+    else
+      slot = lookup_learn(cfg, out, key, klen);
+    if (slot >= 0) out->prev = slot;
+  } else {
+    slot = tfq__ex_lookup(cfg, key, klen);
+  }
+  if (slot >= 0 && !push_entry(out, slot, val, vlen)) return -1;
   return 1;
 }
 
@@ -70,6 +108,20 @@ static int rd_entry(const tfq_example_config *cfg, const uint8_t **pp, const uin
   const uint8_t *p = *pp, *end = scope_end(p, lim, (uint32_t)v);
   const uint8_t *key = NULL, *val = NULL;
   size_t klen = 0, vlen = 0;
+  /* The common form: key (tag 1) then value (tag 2), both lengths one-byte varints and the
+   * value ending the entry, read at once; anything else takes the general loop below, which
+   * reads these bytes to the same key and value. */
+  if (end - p >= 4 && p[0] == 0x0a && p[1] < 0x80 && (size_t)p[1] + 4 <= (size_t)(end - p)) {
+    const uint8_t *q = p + 2 + p[1];
+    if (q[0] == 0x12 && q[1] < 0x80 && (size_t)q[1] == (size_t)(end - q - 2)) {
+      key = p + 2;
+      klen = p[1];
+      val = q + 2;
+      vlen = q[1];
+      *pp = end;
+      return found(cfg, out, key, klen, val, vlen);
+    }
+  }
   for (int n = 0; n < 2; n++) {
     uint64_t tag;
     if (p >= end || !rd_varint(&p, end, &tag)) return 0;
@@ -83,9 +135,7 @@ static int rd_entry(const tfq_example_config *cfg, const uint8_t **pp, const uin
   }
   if (p != end) return 0;
   *pp = p;
-  int32_t slot = tfq__ex_lookup(cfg, key, klen);
-  if (slot >= 0 && !push_entry(out, slot, val, vlen)) return -1;
-  return 1;
+  return found(cfg, out, key, klen, val, vlen);
 }
 
 int tfq__ex_scan(const tfq_example_config *cfg, const uint8_t *p, size_t len,
@@ -159,7 +209,10 @@ int64_t tfq__ex_float_list(const uint8_t *p, const uint8_t *end, float *dst, siz
       memcpy(&dst[i], &w, 4);
     }
 #else
-    if (c) memcpy(dst, p, c * 4);
+    if (c == 1)
+      memcpy(dst, p, 4); /* a scalar: an inline move, not a call */
+    else if (c)
+      memcpy(dst, p, c * 4);
 #endif
     return (int64_t)n;
   }

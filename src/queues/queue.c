@@ -1277,14 +1277,18 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
     memset(boxed_small, 0, nb * sizeof *boxed_small);
     a.boxed_dst = boxed_small;
   } else if (any_boxed) {
+    /* Only the non-dense components' owner ranges are written, cleared and released: a batch
+     * of many dense columns does not clear (and scan) n slots per dense column. */
     if (!tfq__mul_ok(ncomp, (size_t)n, &nb) ||
-        !(a.boxed_dst = tfq__calloc(nb, sizeof(tfq_tensor *)))) {
+        !(a.boxed_dst = tfq_malloc((nb ? nb : 1) * sizeof(tfq_tensor *)))) {
       if (!reuse)
         tfq_tuple_free(dst);
       else
         clear_reused(q, dst, ncomp);
       return TFQ__OOM(st);
     }
+    for (size_t i = 0; i < ncomp; i++)
+      if (!q->st[i].dense) memset(a.boxed_dst + i * (size_t)n, 0, (size_t)n * sizeof(tfq_tensor *));
   }
   run_attempt(q, &a, cancel, timeout_us);
   c = result_status(q, &a, "", st);
@@ -1319,11 +1323,11 @@ static tfq_code do_dequeue(tfq_queue *q, int64_t n, int many, int up_to, tfq_tup
     }
   }
   if (c) clear_reused(q, dst, ncomp); /* no view may outlive the owners freed below */
-  if (a.boxed_dst == boxed_small) {
-    for (size_t i = 0; i < ncomp; i++) /* the dense components' owner slots stay NULL */
-      if (!q->st[i].dense) tfq__tensors_release(boxed_small + i * (size_t)n, (size_t)n);
-  } else if (a.boxed_dst)
-    tfq__free_boxed(a.boxed_dst, nb);
+  if (a.boxed_dst) {
+    for (size_t i = 0; i < ncomp; i++) /* the dense components' owner slots are never used */
+      if (!q->st[i].dense) tfq__tensors_release(a.boxed_dst + i * (size_t)n, (size_t)n);
+    if (a.boxed_dst != boxed_small) tfq_free(a.boxed_dst);
+  }
   if (c) {
     if (!reuse) tfq_tuple_free(dst);
     return c;
