@@ -1404,7 +1404,12 @@ Test(decode_csv_simd, random_long_records_agree_on_every_level, .timeout = 600) 
                                        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
                                        "1234567890123456789",
                                        "\"long quoted field, with \"\"quotes\"\" and, commas\""};
-  static const size_t plen[] = {1, 1, 1, 2, 5, 1, 1, 2, 0, 2, 7, 1, 1, 1, 2, 1, 4, 3, 35, 19, 50};
+  /* each piece's length (\0 is a piece of its own, so not strlen); the last one is 48 bytes */
+  static const size_t plen[] = {1, 1, 1, 2, 5, 1, 1, 2, 0, 2, 7, 1, 1, 1, 2, 1, 4, 3, 35, 19, 48};
+  _Static_assert(sizeof plen / sizeof plen[0] == sizeof pieces / sizeof pieces[0],
+                 "one length per piece");
+  for (size_t k = 0; k < sizeof plen / sizeof plen[0]; k++)
+    if (pieces[k][0] != '\0') cr_assert_eq(strlen(pieces[k]), plen[k], "piece %zu", k);
   uint8_t buf[8 + 8 * 140];
   size_t total = 0, rounds = 0;
   while (total < 40000) {
