@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "cat_app.h"
 #include "cat_b.h"
@@ -116,6 +117,38 @@ static int compressed_tfrecord(const options *o, const unsigned char *m, size_t 
   return is;
 }
 
+/* The first bytes that gzip or zlib bytes m[0..n) (a stream's head, cut anywhere) inflate to,
+ * into out[0..cap): their count, 0 when they do not inflate. */
+static size_t inflate_head(const unsigned char *m, size_t n, char *out, size_t cap) {
+  z_stream z;
+  memset(&z, 0, sizeof z);
+  if (inflateInit2(&z, 15 + 32) != Z_OK) return 0; /* 15 + 32: gzip or zlib, by the header */
+  z.next_in = (Bytef *)(uintptr_t)m;
+  z.avail_in = (uInt)n;
+  z.next_out = (Bytef *)out;
+  z.avail_out = (uInt)cap;
+  int r = inflate(&z, Z_SYNC_FLUSH);
+  size_t got = cap - z.avail_out;
+  inflateEnd(&z);
+  return r == Z_OK || r == Z_STREAM_END || r == Z_BUF_ERROR ? got : 0;
+}
+
+/* Lines that one delimiter splits alike: CSV, with a note (and the delimiter set when it is
+ * not ','); else nothing is changed. */
+static void csv_by_lines(options *o, const char *first, const char *m, size_t n, const char *what) {
+  int64_t nf;
+  char d = split_delim(m, n, 2, 1, &nf);
+  if (!d) return;
+  o->format = FMT_CSV;
+  if (d != ',') {
+    o->field_delim = d;
+    o->field_delim_set = 1;
+  }
+  if (!o->quiet)
+    warnx_("%s: read as %sCSV, %lld fields split at %s (-f text reads lines)", first, what,
+           (long long)nf, delim_name(d));
+}
+
 static void binary_hint(const options *o, const char *first, size_t bin, size_t n) {
   if (!o->quiet)
     warnx_("%s: binary file? %zu of its first %zu bytes are not text (-f tfrecord, -f fixed?)",
@@ -155,6 +188,19 @@ void sniff_format(options *o, const char *first) {
       o->format = FMT_TFRECORD;
       if (!o->quiet)
         warnx_("%s: compressed TFRecord records (by their framing; -f text reads lines)", first);
+    } else if (named != FMT_TFRECORD) {
+      /* the lines inside, as a plain file's: CSV on standard input or under a name that says
+       * nothing, another delimiter in a .csv.gz (or with -f csv) */
+      char *z = xmalloc(SNIFF_BYTES);
+      size_t zn = inflate_head(u, n, z, SNIFF_BYTES);
+      if (zn && !binary_bytes((const unsigned char *)z, zn)) {
+        if (o->format == FMT_CSV || (named == FMT_CSV && o->format == FMT_AUTO)) {
+          if (!tsv) other_delim(o, first, z, zn);
+        } else if ((named == FMT_TEXT || named == FMT_AUTO) && o->format == FMT_AUTO) {
+          csv_by_lines(o, first, z, zn, "compressed ");
+        }
+      }
+      free(z);
     }
     goto done; /* else the name decides */
   }
@@ -181,20 +227,8 @@ void sniff_format(options *o, const char *first) {
     other_delim(o, first, m, n);
     goto done;
   }
-  if (named == FMT_TEXT || named == FMT_AUTO) { /* standard input, or a name that says nothing */
-    int64_t nf;
-    char d = split_delim(m, n, 2, 1, &nf);
-    if (d) {
-      o->format = FMT_CSV;
-      if (d != ',') {
-        o->field_delim = d;
-        o->field_delim_set = 1;
-      }
-      if (!o->quiet)
-        warnx_("%s: read as CSV, %lld fields split at %s (-f text reads lines)", first,
-               (long long)nf, delim_name(d));
-    }
-  }
+  if (named == FMT_TEXT || named == FMT_AUTO) /* standard input, or a name that says nothing */
+    csv_by_lines(o, first, m, n, "");
 done:
   free(fbuf);
   fbuf = NULL;

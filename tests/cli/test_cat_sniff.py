@@ -8,7 +8,8 @@ against an oracle that is not tfq-cat:
               and times the arrival of that record's output line (a functional latency check
               with a generous bound, the median of 3 runs, not a benchmark)
   stdin_csv   CSV on standard input without -f is read as CSV, with a note; the values equal
-              Python's csv module's
+              Python's csv module's; gzip and zlib CSV on standard input too, and a ';' inside
+              a .csv.gz
   delimiters  TAB, ';', '|' and SPACE on standard input, and ';', '|', TAB in a .csv file:
               the note names the delimiter and the values equal csv.reader's with it
   tfrecord    TFRecord on standard input (plain, gzip, with --raw) and in files named data.rec
@@ -21,6 +22,7 @@ against an oracle that is not tfq-cat:
 Prints TAP; exit 0 pass, 1 fail."""
 import argparse
 import csv
+import gzip
 import io
 import os
 import select
@@ -28,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import time
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -128,6 +131,23 @@ def part_content(wd):
     rc, out, err = run(["--no-shuffle", "-n", "0", "-o", "csv", "names.csv"])
     check(rc == 0 and "split at" not in err and len(rows_of(out)[0]) == 1,
           "names.csv: a space does not split a .csv", err)
+    # compressed CSV: on standard input (gzip, zlib) and in a .csv.gz split at ';'
+    buf = io.StringIO()
+    csv.writer(buf, delimiter=";", lineterminator="\n").writerows(table)
+    data = buf.getvalue()
+    want = list(csv.reader(io.StringIO(data), delimiter=";"))
+    for label, comp in (("gzip", gzip.compress), ("zlib", zlib.compress)):
+        rc, out, err = run(["--no-shuffle", "-n", "0", "-b", "7", "-o", "csv"],
+                           stdin=comp(data.encode()))
+        check(rc == 0 and "read as compressed CSV, 3 fields split at ';'" in err and
+              same_values(rows_of(out), want), "stdin %s CSV split at ';' = csv.reader" % label,
+              "rc %d err %r out %r" % (rc, err, out[:200]))
+    with open("d.csv.gz", "wb") as f:
+        f.write(gzip.compress(data.encode()))
+    rc, out, err = run(["--no-shuffle", "-n", "0", "-b", "7", "-o", "csv", "d.csv.gz"])
+    check(rc == 0 and "d.csv.gz: fields split at ';' (3 a line" in err and
+          same_values(rows_of(out), want), "d.csv.gz split at ';' = csv.reader",
+          "rc %d err %r" % (rc, err))
     # prose on standard input stays text
     rc, out, err = run(["--no-shuffle", "-n", "1", "-o", "csv"],
                        stdin=b"the quick brown fox\njumps over\nthe lazy dog today\n")
@@ -139,7 +159,6 @@ def part_content(wd):
     want = sorted(p for _, _, p in walk(data))
     with open("data.rec", "wb") as f:
         f.write(data)
-    import gzip
     with open("blob.gz", "wb") as f:
         f.write(gzip.compress(data))
     for name, args, stdin in (("stdin", [], data), ("data.rec", ["data.rec"], None),
