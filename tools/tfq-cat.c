@@ -589,6 +589,15 @@ int main(int argc, char **argv) {
   if (smp && !data_error && !atomic_load(&g_signal)) sample_emit(a, smp);
   sample_free(smp);
   if (!a->out_error && out_flush(a, 1) && a->out_error == EPIPE) epipe = 1;
+  /* Empty input (or every record skipped): said, not silent -- in the table, which is for
+   * people; on stderr beside csv, jsonl and none, whose stdout a program reads. */
+  if (!data_error && !a->out_error && !smp && !atomic_load(&g_signal) && a->records_out == 0) {
+    if (o->output == OUT_TABLE) {
+      if (write_all(STDOUT_FILENO, "0 records\n", 10) != 0 && errno == EPIPE) epipe = 1;
+    } else if (!o->quiet) {
+      warnx_("0 records");
+    }
+  }
 
   /* Stop: the readers, the stdin pump's reader; the stats before the pipeline goes. */
   tfq_pipeline_stop(p);

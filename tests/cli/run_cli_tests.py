@@ -411,7 +411,12 @@ case("text_skip_header", Q + NS + HDR + ["-f", "text", "-b", "2", "-n", "1", "-o
 case("text_utf8_jsonl", Q + NS + ["-o", "jsonl", "{utf8}"], out=G)
 case("text_utf8_table", Q + NS + ["{utf8}"], out=G)
 case("table_truncation", Q + NS + ["--keys", "{longlines}"], out=G)
-case("empty_file", Q + NS + ["{empty}"], out="", err="")
+# empty input is said, not silent (issue #42 item 6): in the table on stdout; beside csv/jsonl
+# on stderr (-q silences it), their stdout holding no record
+case("empty_file", Q + NS + ["{empty}"], out=b"\\A0 records\n\\Z", err="")
+case("empty_file_csv", NS + ["-o", "csv", "{empty}"], out="", err=b"tfq-cat: 0 records\n")
+case("empty_file_jsonl_quiet", Q + NS + ["-o", "jsonl", "{empty}"], out="", err="")
+case("empty_stdin", Q + NS, stdin="@empty", out=b"\\A0 records\n\\Z", err="")
 case("tfrecord_auto", Q + NS + ["-b", "3", "-n", "1", "--keys", "-o", "jsonl", "{tfr}"], out=G)
 case("tfrecord_gzip_magic", Q + NS + ["-b", "3", "-n", "1", "-o", "jsonl", "{tfr_gz}"],
      out="golden:tfrecord_values.jsonl")
