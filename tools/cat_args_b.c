@@ -87,8 +87,18 @@ static int takes_value(const char *a) {
   return 0;
 }
 
-/* A --select-cols value holding something other than digits and commas (a name). */
-static int has_name(const char *v) { return v[strspn(v, "0123456789,")] != '\0'; }
+/* A --select-cols value with an entry that is not an integer (a name).  Integers, negative ones
+ * included, and empty entries stay with the numeric parser, whose errors are TF's ("select_cols
+ * contains negative values."). */
+static int has_name(const char *v) {
+  for (const char *s = v;;) {
+    size_t len = strcspn(s, ","), sign = len > 0 && (*s == '-' || *s == '+');
+    size_t digits = strspn(s + sign, "0123456789");
+    if (len > 0 && (digits == 0 || sign + digits != len)) return 1;
+    if (!s[len]) return 0;
+    s += len + 1;
+  }
+}
 
 static int parse_shard(const char *s, cat_b_opts *b) {
   char *e;

@@ -183,9 +183,9 @@ static void parse_default(const char **pp, ex_col *c, const char *spec) {
 }
 
 cat_example *example_features(const char *spec) {
-  cat_example *ex = xcalloc(1, sizeof *ex);
   const char *p = skip_sp(spec);
   if (!*p) usage_error("empty --features");
+  cat_example *ex = xcalloc(1, sizeof *ex);
   for (;;) {
     p = skip_sp(p);
     const char *entry = p;

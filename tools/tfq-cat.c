@@ -478,7 +478,10 @@ int main(int argc, char **argv) {
       warnx_("seed %" PRIu64 " (--seed=%" PRIu64 " repeats the order with -j 1)", o->seed, o->seed);
   }
 
-  tfq_status *st = tfq_status_new();
+  /* The run's status: kept in a static, as it lives until the process ends (every return of
+   * main below, whose exit a leak check would otherwise report). */
+  static tfq_status *st;
+  st = tfq_status_new();
   if (!st) die_oom();
   tfq_pipeline_options *po = pipeline_options(a, &plan, ex, st);
   cat_fields_free(plan.fields, plan.nfields);
