@@ -1,7 +1,7 @@
 /* Whole-file scans that decode no record (tfq/reader.h, "whole-file scans"): the TFRecord
  * framing walked with both CRCs verified (tfq_tfrecord_scan), and records counted, TFRecord or
- * the lines a TextLineReader would read, the kind given or sniffed (tfq_record_count).  Both read through the readers' buffered,
- * optionally inflating stream, a buffer at a time. */
+ * the lines a TextLineReader would read, the kind given or sniffed (tfq_record_count).  Both read
+ * through the readers' buffered, optionally inflating stream, a buffer at a time. */
 #include <string.h>
 
 #include "readers_internal.h"

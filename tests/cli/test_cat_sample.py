@@ -45,8 +45,8 @@ def rows_of(out):
     return list(csv.reader(io.StringIO(out, newline="")))[1:]
 
 
-def part_sample(wd):
-    M, N, T = 2000, 100, 300
+def part_sample(wd, T=300):
+    M, N = 2000, 100
     path = os.path.join(wd, "ids.txt")
     with open(path, "w") as f:
         f.write("".join("id%05d\n" % i for i in range(M)))
@@ -66,14 +66,17 @@ def part_sample(wd):
             first = out
     check(ok_draws, "sample: %d draws of %d distinct input records" % (T, N),
           "" if ok_draws else detail)
-    e = T * N / M
-    x, crit = chi2(counts, e), chi2_critical(M - 1)
-    check(x <= crit, "sample: per record chi-square %.1f <= %.1f (df %d)" % (x, crit, M - 1),
-          "counts min %d max %d" % (min(counts), max(counts)))
-    blocks = [sum(counts[b:b + 100]) for b in range(0, M, 100)]
-    x, crit = chi2(blocks, e * 100), chi2_critical(len(blocks) - 1)
-    check(x <= crit, "sample: per block chi-square %.1f <= %.1f (the whole file)" % (x, crit),
-          "blocks %r" % blocks)
+    if T == 300:  # the fixed design the thresholds hold for (seeds 1..300)
+        e = T * N / M
+        x, crit = chi2(counts, e), chi2_critical(M - 1)
+        check(x <= crit, "sample: per record chi-square %.1f <= %.1f (df %d)" % (x, crit, M - 1),
+              "counts min %d max %d" % (min(counts), max(counts)))
+        blocks = [sum(counts[b:b + 100]) for b in range(0, M, 100)]
+        x, crit = chi2(blocks, e * 100), chi2_critical(len(blocks) - 1)
+        check(x <= crit, "sample: per block chi-square %.1f <= %.1f (the whole file)" % (x, crit),
+              "blocks %r" % blocks)
+    else:  # a TAP comment, not a result: the statistics run in the trees that use 300
+        print("# --trials %d: the chi-square checks need the 300 fixed seeds (not run here)" % T)
     rc, out, err = run(["-f", "text", "--sample", str(N), "--seed", "1", "-o", "csv", "-q", path])
     check(out == first, "sample: the same seed, the same sample")
     rc, out, err = run(["-f", "text", "--sample", "5000", "--seed", "1", "-o", "csv", "-q", path])
@@ -173,11 +176,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tfq-cat", required=True)
     ap.add_argument("--workdir", required=True)
+    ap.add_argument("--trials", type=int, default=300,
+                    help="--sample draws (seeds 1..T); the chi-square checks need 300 (the "
+                         "ThreadSanitizer tree runs 20: each tfq-cat run costs ~1 s there)")
     a = ap.parse_args()
     rec.TFQ_CAT = os.path.abspath(a.tfq_cat)
     wd = os.path.join(os.path.abspath(a.workdir), "sample")
     os.makedirs(wd, exist_ok=True)
-    part_sample(wd)
+    part_sample(wd, a.trials)
     part_schema(wd)
     part_progress(wd)
     print("1..%d" % len(rec.RESULTS))
