@@ -18,6 +18,8 @@ fresh process (its peak RSS from wait4), one epoch of:
                    -> map(parse_example, AUTOTUNE) -> prefetch -> as_numpy_iterator
   ex/tfrecord      the `tfrecord` package: tfrecord_loader -> shuffle_iterator(1000) -> np.stack
                    of 128 records (when the package is installed)
+Every child runs with OPENBLAS_NUM_THREADS=1 (set unless given): numpy's OpenBLAS threads spin
+for a moment after the import and took a core from the timed loop on 2 cores (see main()).
 Peak RSS: VmHWM of a Python run, ru_maxrss (wait4) of tfq-cat, whose parent stays small.
 The time of a Python run is its epoch loop (pipeline made, every batch consumed; imports
 excluded: numpy's too, which tfq imports at its first batch and the peers before their loop); tfq-cat's is the process.  Ratios are per round, printed as the median of R rounds
@@ -187,6 +189,12 @@ def main():
     ap.add_argument("--file", help=argparse.SUPPRESS)
     ap.add_argument("--csv", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    # Every child (tfq and the peers alike) runs with numpy's OpenBLAS on one thread: importing
+    # numpy starts an OpenBLAS thread per core that spins (sched_yield) for a moment before it
+    # sleeps, and on 2 cores that took a core from whatever the child timed next (tfq.data.csv's
+    # epoch of DM: 0.117-0.123 s right after the import, 0.093-0.095 s with one BLAS thread; its
+    # profile showed blas_thread_server at 24% of the samples).  No child calls BLAS.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if a.child:
         if a.child == "make-examples":
             write_examples(a.csv, a.file, a.records)
