@@ -9,8 +9,8 @@ again once, as attempt 1), one TF cluster (ps + 2 workers, tfq.spark.TFCluster),
                 one stats line per unit (rows = the partition's size), exactly one unit closed
                 the queues, every id trained exactly once, and one server served every unit
                 (the executors share the machine, so one socket: its log says "up" once).
-  server-dies   partitions [40000] * 4 at -b 100 through a fresh socket; once the server is up
-                and the workers have trained some rows, the test SIGKILLs the resident process:
+  server-dies   partitions [40000] * 4 at -b 100 through a fresh socket; once the server runs a
+                unit (a live child process of its), the test SIGKILLs the resident process:
                 the units running in it fail (tfq-feed-via exits 1), Spark runs them again as
                 attempt 1, the first retry starts a new server (the log says "up" twice), the
                 pipe job succeeds and every id is trained at least once (a re-run unit sends its
@@ -66,6 +66,22 @@ def servers(sock):
                     if want in f.read():
                         out.append(int(d))
             except OSError:
+                pass
+    return out
+
+
+def children(pid):
+    """The live processes whose parent is pid (a resident server's running units)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    st = f.read()
+                fields = st[st.rindex(")") + 2:].split()
+                if int(fields[1]) == pid and fields[0] != "Z":
+                    out.append(int(d))
+            except (OSError, ValueError):
                 pass
     return out
 
@@ -144,13 +160,17 @@ def main():
         parts = lines_for(sizes, 2)
         killed = {}
 
-        def killer():  # once the server is up and the workers trained some rows
+        def killer():  # once the server runs a unit (a child of its): never after the last one
             end = time.time() + 120
-            while time.time() < end and not servers(sock):
-                time.sleep(0.05)
-            time.sleep(3)
-            # the server (its pid from its log), not its units: they must die with it
-            pids = [int(x) for x in re.findall(r": pid (\d+), up", open(sock + ".log").read())]
+            pids = []
+            while time.time() < end:
+                if os.path.exists(sock + ".log"):
+                    # the server (its pid from its log), not its units: they must die with it
+                    pids = [int(x) for x in re.findall(r": pid (\d+), up",
+                                                       open(sock + ".log").read())]
+                if pids and any(children(p) for p in pids):
+                    break
+                time.sleep(0.02)
             for pid in pids:
                 os.kill(pid, signal.SIGKILL)
             killed["pids"] = pids
