@@ -3,7 +3,7 @@ int64, an int32, a categorical word and a free-text id): the pipeline against it
 the library's decode against DuckDB, pyarrow and pandas, from interleaved runs.
 
     bench_mixed.py --build BUILD [--python PY] [--data DIR] [--runs R] [--parts N]
-                   [--csv FILE --types TYPES]
+                   [--csv FILE --types TYPES] [--base-cat TFQ_CAT]
 
 --csv measures the same rows on a CSV of your own instead of DM.csv (no header, no quoted
 fields); --types gives its column types as bench_lines takes them, one letter a column:
@@ -20,7 +20,10 @@ Each round runs, one after the other, every configuration once (R rounds, defaul
                the reader-thread scaling (one file feeds one reader at a time, as in TF);
   duckdb, pyarrow, pandas, polars  (bench/peers_mixed.py under `taskset -c 0`: one CPU, one
                thread; polars with POLARS_MAX_THREADS=1);
-  polars-all   polars on every core, not pinned (its default mode): the peer of parts-2.
+  polars-all   polars on every core, not pinned (its default mode): the peer of parts-2;
+  base-1cpu    with --base-cat: no-shuffle-1cpu run by another tfq-cat binary (issue #41: the
+               tfq-cat of commit 385f126, built in release mode beside this one), the same
+               arguments; TARGET no-shuffle-1cpu / base-1cpu >= 1.5x.
 Wall seconds are the process's (exec to exit); CPU seconds its user + system time.  Each ratio is
 computed per round (both sides from the same round) and printed as the median of the R rounds
 with their range; a row's rate is the median of its R runs.  Every tfq-cat run must report all
@@ -39,7 +42,7 @@ import time
 
 TYPES = "ffffffliss"
 # tfq-cat's configurations (the others are bench_lines and the peers)
-CAT = ("no-shuffle", "no-shuffle-1cpu", "shuffle", "parts-1", "parts-2")
+CAT = ["no-shuffle", "no-shuffle-1cpu", "shuffle", "parts-1", "parts-2"]
 SPEC_OF = {"f": "float32:0", "d": "float64:0", "i": "int32:0", "l": "int64:0", "s": "string:"}
 
 
@@ -91,6 +94,8 @@ def main():
     ap.add_argument("--parts", type=int, default=8)
     ap.add_argument("--csv", default=None)
     ap.add_argument("--types", default=None)
+    ap.add_argument("--base-cat", default=None,
+                    help="another tfq-cat binary, run as no-shuffle-1cpu (row base-1cpu)")
     a = ap.parse_args()
     types = TYPES
     if a.csv:
@@ -120,8 +125,8 @@ def main():
     taskset = ["taskset", "-c", "0"] if subprocess.run(["sh", "-c", "command -v taskset"],
                                                        capture_output=True).returncode == 0 else []
 
-    def cat_cmd(extra, files):
-        return [cat, "-o", "none", "-n", "0", "-b", "128", "-q", "--stats", "-d", spec] + \
+    def cat_cmd(extra, files, binary=cat):
+        return [binary, "-o", "none", "-n", "0", "-b", "128", "-q", "--stats", "-d", spec] + \
             extra + files
 
     configs = [("lines", [lines, path, types]), ("buffer", [lines, path, types, "--buffer"]),
@@ -130,6 +135,12 @@ def main():
                ("shuffle", cat_cmd(["-j", "1"], [path])),
                ("parts-1", cat_cmd(["-j", "1"], parts)),
                ("parts-2", cat_cmd(["-j", "2"], parts))]
+    if a.base_cat:
+        if not os.access(a.base_cat, os.X_OK):
+            sys.exit("bench_mixed: --base-cat %s is not an executable" % a.base_cat)
+        CAT.append("base-1cpu")
+        configs.append(("base-1cpu", taskset + cat_cmd(["--no-shuffle", "-j", "1"], [path],
+                                                       os.path.abspath(a.base_cat))))
     for p in peers:
         configs.append((p, ([] if p == "polars-all" else taskset) +
                         [a.python, os.path.join(os.path.dirname(__file__), "peers_mixed.py"), p,
@@ -233,6 +244,9 @@ def main():
         # with its interpreter start and imports left out)
         target(dsname + " tfq-cat end to end, 1 CPU (whole process) / best peer (%s, 1 CPU, "
                "read + numpy)" % best, "no-shuffle-1cpu", best, 4.0, cpu_too=False)
+    if a.base_cat:
+        target(dsname + " tfq-cat end to end, 1 CPU / the base tfq-cat (%s), 1 CPU" % a.base_cat,
+               "no-shuffle-1cpu", "base-1cpu", 1.5)
     if "polars-all" in peers:
         target(dsname + " tfq-cat 2 readers on %d part files / polars on every core" % len(parts),
                "parts-2", "polars-all", 2.0, cpu_too=False)

@@ -11,7 +11,7 @@ interleaved round with --runs 1).
 
 Peers (T = --threads, default 1): pandas-c (read_csv, C engine; T = 1 only), pyarrow-Tt
 (pyarrow.csv, use_threads = T > 1; Arrow's pool then uses every core), duckdb-Tt (read_csv with
-SET threads = T), tfdata-Tt (tf.data with T threads: a file is read as TextLineDataset -> batch(1024)
+SET threads = T), polars-Tt (read_csv with POLARS_MAX_THREADS = T, typed schema), tfdata-Tt (tf.data with T threads: a file is read as TextLineDataset -> batch(1024)
 -> map(decode_csv, num_parallel_calls=T); a directory as Dataset.from_tensor_slices(files) ->
 interleave(CsvDataset -> batch(1024), cycle_length=T, num_parallel_calls=T); private thread pool
 of T threads; not in the default --peers, bench/report.py asks for it in W2).  A missing peer
@@ -109,6 +109,29 @@ def duckdb_peer(paths, schema, threads):
     return run
 
 
+def polars_peer(paths, schema, threads):
+    import polars as pl  # POLARS_MAX_THREADS is read at import: main() sets it first
+    names = names_of(schema)
+    pt = {n: (pl.Float32 if t == "f" else pl.Int32 if t == "i" else pl.String)
+          for n, t in zip(names, schema)}
+
+    def run():
+        fs, is_, ns, rows = 0.0, 0, 0, 0
+        for p in paths:
+            df = pl.read_csv(p, has_header=False, new_columns=names, schema=pt,
+                             empty_string_is_null=False)
+            for n, ty in zip(names, schema):
+                if ty == "f":
+                    fs += float(df[n].cast(pl.Float64).fill_null(0).sum())
+                elif ty == "i":
+                    is_ += int(df[n].cast(pl.Int64).fill_null(0).sum())
+                else:
+                    ns += int((df[n].str.len_bytes() > 0).sum())
+            rows += df.height
+        return fs, is_, ns, rows
+    return run
+
+
 def tfdata_peer(paths, schema, threads):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import tensorflow as tf
@@ -153,11 +176,12 @@ def main():
     ap.add_argument("schema")
     ap.add_argument("label")
     a = ap.parse_args()
+    os.environ["POLARS_MAX_THREADS"] = str(a.threads)  # before polars is imported
     paths = files_of(a.path)
     size = sum(os.path.getsize(p) for p in paths)
     for peer in a.peers.split(","):
         mk = {"pandas-c": pandas_peer, "pyarrow": pyarrow_peer, "duckdb": duckdb_peer,
-              "tfdata": tfdata_peer}[peer]
+              "polars": polars_peer, "tfdata": tfdata_peer}[peer]
         if peer == "pandas-c" and a.threads > 1:
             continue
         name = peer if peer == "pandas-c" else "%s-%dt" % (peer, a.threads)

@@ -2,7 +2,8 @@
 """Peers of bench/bench_decode.c on the same files, one thread each, median of 5 runs after a
 warm-up (TF: 1 run, no warm-up; best wall time and median process CPU time printed too):
 pandas read_csv (C engine, explicit dtypes), pyarrow.csv (use_threads=False), DuckDB read_csv with
-threads=1 (typed columns, summed in SQL), TensorFlow's
+threads=1 (typed columns, summed in SQL), polars read_csv with POLARS_MAX_THREADS=1 (typed
+schema, summed with polars expressions), TensorFlow's
 decode_csv on batches of 1,024 lines (tf.compat.v1 kernel, eager), and tf.data CsvDataset.
 Usage: .venv/bin/python bench/peers_decode.py D1.csv D4.csv   (missing peers print n/a).
 Environment: TFQ_BENCH_PEER_RUNS caps the runs per peer (the warm-up stays: bench/report.py runs
@@ -15,6 +16,7 @@ import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ["POLARS_MAX_THREADS"] = "1"  # read when polars is imported: one thread, as the others
 NF, NI = 6, 3
 NAMES = ["f%d" % i for i in range(NF)] + ["i%d" % i for i in range(NI)] + ["s"]
 
@@ -100,6 +102,23 @@ def duckdb_peer(path, ds, threads=1):
     return run
 
 
+def polars_peer(path, ds):
+    import polars as pl
+    schema = {n: pl.Float32 for n in NAMES[:NF]}
+    schema.update({n: pl.Int32 for n in NAMES[NF:NF + NI]})
+    schema["s"] = pl.String
+
+    def run():
+        # empty number fields (D4) are null until fill_null(0); empty strings stay ""
+        df = pl.read_csv(path, has_header=False, new_columns=NAMES, schema=schema,
+                         empty_string_is_null=False)
+        fs = float(sum(df[n].cast(pl.Float64).fill_null(0).sum() for n in NAMES[:NF]))
+        is_ = int(sum(df[n].cast(pl.Int64).fill_null(0).sum() for n in NAMES[NF:NF + NI]))
+        ns = int((df["s"].str.len_bytes() > 0).sum())
+        return fs, is_, ns, df.height
+    return run
+
+
 def tf_setup():
     import tensorflow as tf
     tf.config.threading.set_intra_op_parallelism_threads(1)
@@ -156,7 +175,7 @@ def main():
     for ds, path in zip(("D1", "D4"), sys.argv[1:3]):
         size = os.path.getsize(path)
         for name, mk, runs in (("pandas-c", pandas_peer, 5), ("pyarrow-1t", pyarrow_peer, 5),
-                               ("duckdb-1t", duckdb_peer, 5),
+                               ("duckdb-1t", duckdb_peer, 5), ("polars-1t", polars_peer, 5),
                                ("tf-decode_csv", tf_decode_peer, 1),
                                ("tf-CsvDataset", csvdataset_peer, 1)):
             warm = runs > 1  # the TF peers (10-30 s a run): no warm-up

@@ -437,7 +437,7 @@ def w1_decode(run, build, data):
     """W1, interleaved rounds (ROUNDS, --quick ROUNDS_QUICK; issue #18): per round bench_decode
     --runs 1 (a warm-up and one run each: tfq, libcsv+strtod, libcsv-tok, ceiling, on D1 then D4;
     from round 2 on --reuse: the files of round 1, not generated again) and its --peers
-    (peers_decode.py: pandas, pyarrow, DuckDB, each after a warm-up); then D2 and D3, per round
+    (peers_decode.py: pandas, pyarrow, DuckDB, polars, each after a warm-up); then D2 and D3, per round
     bench_decode_mt --runs 1 and peers_datasets.py --runs 1.  The TF peers (tf-decode_csv,
     tf-CsvDataset: 10-30 s a run, 20-50x slower than tfq) run in the first round only (--quick:
     on D1 only), as before their single run."""
@@ -585,7 +585,7 @@ def w2_decode(run, build, data, main=True):
                 out = run.round_step("W2-decode-%s-peers" % ds, i, n,
                                      [PY, os.path.join(ROOT, "bench", "peers_datasets.py"),
                                       "--runs", "1", "--threads", "2", "--peers",
-                                      "pyarrow,duckdb", path, D1_SCHEMA, ds])
+                                      "pyarrow,duckdb,polars", path, D1_SCHEMA, ds])
                 rs += json_rows(out)
             if i < tf_n:
                 out = run.round_step("W2-decode-%s-tfdata" % ds, i, min(n, tf_n),
