@@ -13,15 +13,17 @@
  * Figures: MB/s = file bytes / median wall time of --runs N runs (default 5, after a warm-up);
  * the best wall time and the median process CPU time are printed too (on a loaded machine the
  * CPU-time rate is the steadier one).  Every reader must reproduce the checksum (sum of floats,
- * sum of ints, count of non-empty strings).  --tfq-only skips the libcsv readers and the ceiling.
- *   tfq          tfq_decode_csv_buffer over the whole file (fast path; libcsv for quoted lines)
- *   libcsv+strtod libcsv 3.0.3 callbacks, strtod/strtol on a NUL-terminated copy
- *   libcsv-tok   libcsv tokenizing only (no-op callbacks)
- *   ceiling      plain split on ',' and '\n' + tfq's own number parsers (no record defaults, no
- *                quotes, no error checks): the limit for typed decoding of unquoted data.
- * The ceiling reaches decode_csv's number parsers through their experimental exports
- * (tfq_experimental_parse_f32 / _i32 in <tfq/experimental.h>); like every bench/ program this
- * one includes public headers only. */
+ * sum of ints, count of non-empty strings).  --tfq-only skips the libcsv readers and the
+ * split-fastparse reference.
+ *   tfq              tfq_decode_csv_buffer over the whole file (fast path; libcsv for quoted lines)
+ *   libcsv+strtod    libcsv 3.0.3 callbacks, strtod/strtol on a NUL-terminated copy
+ *   libcsv-tok       libcsv tokenizing only (no-op callbacks)
+ *   split-fastparse  plain split on ',' and '\n' + tfq's own number parsers (no record defaults,
+ *                    no quotes, no error checks): a reference for typed decoding of unquoted
+ *                    data, not an upper bound (the fused decoder beats it; "ceiling" before #41).
+ * The split-fastparse reference reaches decode_csv's number parsers through their experimental
+ * exports (tfq_experimental_parse_f32 / _i32 in <tfq/experimental.h>); like every bench/ program
+ * this one includes public headers only. */
 #include <csv.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,7 +153,7 @@ static sums run_libcsv(const char *b, size_t n, int convert) {
   return c.s;
 }
 
-/* ---- the ceiling: plain split + fast number parsing ---- */
+/* ---- the split-fastparse reference: plain split + fast number parsing ---- */
 static float fcol[NF][ROWS];
 static int32_t icol[NI][ROWS];
 static sums run_ceiling(const char *b, size_t n) {
@@ -273,9 +275,9 @@ int main(int argc, char **argv) {
     double tok_rate = report(name, "libcsv-tok", n, tm, s), tok_cpu = n / tm.cpu / 1e6;
     if (!ds) {
       MEASURE(run_ceiling(b, n), s, tm);
-      double ceil_rate = report(name, "ceiling", n, tm, s), ceil_cpu = n / tm.cpu / 1e6;
-      printf("D1  tfq / ceiling = %.2f, by cpu time %.2f (target >= 0.6)\n", tfq_rate / ceil_rate,
-             tfq_cpu / ceil_cpu);
+      double ceil_rate = report(name, "split-fastparse", n, tm, s), ceil_cpu = n / tm.cpu / 1e6;
+      printf("D1  tfq / split-fastparse reference = %.2f, by cpu time %.2f (target >= 0.6)\n",
+             tfq_rate / ceil_rate, tfq_cpu / ceil_cpu);
     } else {
       printf("D4  tfq / libcsv-tok = %.2f, by cpu time %.2f (target >= 0.9)\n", tfq_rate / tok_rate,
              tfq_cpu / tok_cpu);

@@ -13,10 +13,10 @@ Steps (each a program of bench/, its output kept in bench/out/logs/):
         queue.Queue, TF1 FIFOQueue); bench_queue_lat (ping-pong RTT, close latency, capacities 1
         and 10,000 in 1P1C/1P2C/2P1C; naive ring, cache-line ping-pong) and peers_queue.py --lat;
   W0    bench_readers (memchr line scan vs TextLineReader, gzip -dc vs GZIP reader, TFRecord);
-  W1    bench_decode --peers (D1, D4: tfq, libcsv, ceiling, pandas, pyarrow, DuckDB, TF decode_csv,
-        CsvDataset), bench_decode_mt + peers_datasets.py on D2 and D3; in interleaved rounds;
+  W1    bench_decode --peers (D1, D4: tfq, libcsv, split-fastparse, pandas, pyarrow, DuckDB,
+        polars, TF decode_csv, CsvDataset), bench_decode_mt + peers_datasets.py on D2 and D3; in interleaved rounds;
   W2    bench_decode_mt 1 and 2 threads on D1 and D5 + peers_datasets.py --threads 2 (pyarrow,
-        DuckDB, tf.data num_parallel_calls=2); in interleaved rounds;
+        DuckDB, polars, tf.data num_parallel_calls=2); in interleaved rounds;
   W4    bench_e2e --peers (TF1 shuffle_batch, tf.data), then bench_e2e --threads 1 and 4;
   W5    bench/bench_cli.sh on D1 (tfq-cat vs shuf, pandas, DuckDB, TF1);
   feed  bench/bench_feed.py (workload #8 of bench/README.md; only when bench_feed was built with the tensorflow feature);
@@ -210,9 +210,12 @@ def json_rows(text, prefix="ROW "):
     for line in text.splitlines():
         if line.startswith(prefix):
             try:
-                out.append(json.loads(line[len(prefix):]))
+                r = json.loads(line[len(prefix):])
             except ValueError:
-                pass
+                continue
+            if r.get("bench") == "decode" and r.get("impl") == "ceiling":  # older bench_decode
+                r["impl"] = "split-fastparse"
+            out.append(r)
     return out
 
 
@@ -359,12 +362,13 @@ def w0_readers(run, build):
             run.add("W0 limits", "memchr line scan", "throughput", med(xs), "MB/s", "limit")
 
 
-# "ceiling" (bench_decode: a plain split + tfq's number parsers, no defaults, quotes or checks) is
-# not an upper bound -- tfq's fused decoder beats it on D1 -- so it is not a limit: role
+# "split-fastparse" (bench_decode: a plain split + tfq's number parsers, no defaults, quotes or
+# checks; named "ceiling" before issue #41, and so in older logs: json_rows renames it) is not an
+# upper bound -- tfq's fused decoder beats it on D1 -- so it is not a limit: role
 # "reference", our own peer, kept out of the "best peer" of the other libraries.
 # libcsv-tok (libcsv tokenizing only, no number parsing) was called a limit, but tfq decodes
 # faster (1.10x in the full report): a reference, not a bound (issue #41).
-DECODE_ROLES = {"tfq": "tfq", "ceiling": "reference", "libcsv-tok": "reference"}
+DECODE_ROLES = {"tfq": "tfq", "split-fastparse": "reference", "libcsv-tok": "reference"}
 
 
 ROUNDS, ROUNDS_QUICK = 5, 3  # interleaved rounds of W1 and W2 (issue #18)
@@ -435,7 +439,7 @@ def add_rounds(run, workload, per_round, roles=None):
 
 def w1_decode(run, build, data):
     """W1, interleaved rounds (ROUNDS, --quick ROUNDS_QUICK; issue #18): per round bench_decode
-    --runs 1 (a warm-up and one run each: tfq, libcsv+strtod, libcsv-tok, ceiling, on D1 then D4;
+    --runs 1 (a warm-up and one run each: tfq, libcsv+strtod, libcsv-tok, split-fastparse, on D1 then D4;
     from round 2 on --reuse: the files of round 1, not generated again) and its --peers
     (peers_decode.py: pandas, pyarrow, DuckDB, polars, each after a warm-up); then D2 and D3, per round
     bench_decode_mt --runs 1 and peers_datasets.py --runs 1.  The TF peers (tf-decode_csv,
@@ -458,7 +462,7 @@ def w1_decode(run, build, data):
         got = add_rounds(run, "W1 decode 1 thread %s" % ds,
                          [[r for r in rs if r["dataset"] == ds] for rs in per])
         if ds == "D1":
-            c = got.get("ceiling")
+            c = got.get("split-fastparse")
             if c:
                 run.add("W0 references", "split + fast number parse (D1; a peer, not a bound)",
                         "throughput", c["value"], "MB/s", "info",
@@ -689,7 +693,7 @@ def feed(run, build):
             continue
         seen.add(name)
         role = "tfq" if name.startswith("tfq feeder, client") else \
-            "reference" if name.startswith(("reference", "ceiling")) else \
+            "reference" if name.startswith("reference") else \
             "peer" if name.startswith(("Python", "TensorFlowOnSpark")) else "info"
         run.add("Feed a TF cluster queue (issue #8)", name, "records/s", float(m.group(5)),
                 "records/s", role, records=int(m.group(3)))
@@ -880,7 +884,7 @@ def targets(rows):
     bp = best(d1, "peer")
     v, n = round_ratio(d1t, bp, cpu=True)
     add("#5", "W1 D1 tfq / best peer (%s)" % (bp["impl"] if bp else "n/a"), v, 1.3, note=n)
-    ce = find(rows, "W1 decode 1 thread D1", "ceiling")
+    ce = find(rows, "W1 decode 1 thread D1", "split-fastparse")
     v, n = round_ratio(d1t, ce, cpu=True)
     add("#5", "W1 D1 tfq / split + fast-parse reference (a peer, not a bound)", v, 0.6, note=n)
     d4t = find(rows, "W1 decode 1 thread D4", "tfq")
@@ -1086,8 +1090,8 @@ def md_queue(rows):
             cfgs.append(r["config"])
     out = ["### W3 queues", "",
            "Items/s (median); peers of the same configuration: the naive mutex+condvar ring, TF1 "
-           "FIFOQueue, Python queue.Queue; limits: the SPSC ring (8 B single 1P1C) and memcpy "
-           "(64 KiB).", "",
+           "FIFOQueue, Python queue.Queue; reference: the SPSC ring (8 B single items 1P1C, not a "
+           "bound); limit: memcpy (64 KiB).", "",
            "| configuration | tfq items/s | MB/s | vcsw/1k | naive ring | TF1 FIFOQueue | "
            "py queue.Queue | tfq / best peer |", "|---|---|---|---|---|---|---|---|"]
     for kind_cfg in cfgs:
@@ -1269,15 +1273,17 @@ def write_md(path, mach, rows, tg, steps, quick, total_s):
         elif w == "W0 limits":
             rs = rows_of(rows, w)
             if rs:
-                lines += ["### W0 limits", "", "| probe | figure |", "|---|---|"]
-                lines += ["| %s | %s %s |" % (r["impl"], fmt(r["value"], r["unit"]), r["unit"])
-                          for r in rs]
+                lines += ["### W0 limits and references", "", "| probe | role | figure |",
+                          "|---|---|---|"]
+                lines += ["| %s | %s | %s %s |" % (r["impl"], r["role"], fmt(r["value"], r["unit"]),
+                                                   r["unit"]) for r in rs]
                 sp = next((r for r in rows if r["impl"] == "spsc_ring"), None)
                 nv = next((r for r in rows if r.get("config") == "naive-ring 8B single 1P1C"), None)
-                for r, nm in ((nv, "naive mutex+condvar ring, 8 B single 1P1C"),
-                              (sp, "SPSC ring, 8 B single 1P1C")):
+                for r, nm, role in ((nv, "naive mutex+condvar ring, 8 B single 1P1C", "peer"),
+                                    (sp, "SPSC ring, 8 B single 1P1C", "reference, not a bound")):
                     if r:
-                        lines.append("| %s | %s items/s |" % (nm, fmt(r["value"], "items/s")))
+                        lines.append("| %s | %s | %s items/s |" % (nm, role,
+                                                                  fmt(r["value"], "items/s")))
                 lines.append("")
         else:
             lines.append(md_table(rows, w) or "### %s\n\nn/a (step missing)\n" % w)

@@ -22,9 +22,12 @@
  * _watch_interrupts(fd)).  While the main thread is inside next() (armed), a SIGINT byte makes
  * the watcher stop that pipeline (tfq_pipeline_stop); next() then returns CANCELLED, and the main
  * thread, with the GIL back, runs PyErr_CheckSignals(): KeyboardInterrupt.  The watcher never
- * calls Python.  A pipeline interrupted so is stopped for good (later calls: CancelledError). */
+ * calls Python.  A pipeline interrupted so is stopped for good (later calls: CancelledError).
+ * A reader's read (reader.c) arms it with a tfq_cancel instead: the byte triggers it, the read
+ * fails with CANCELLED while it waits for a work unit (nothing is taken from the queue). */
 static pthread_mutex_t watch_mu = PTHREAD_MUTEX_INITIALIZER;
 static tfq_pipeline *watch_armed = NULL; /* the pipeline in next() on the main thread */
+static tfq_cancel *watch_cancel = NULL;  /* or the cancel of a blocking read on it */
 static int watch_hit = 0;                /* the watcher stopped watch_armed */
 static int watch_fd = -1;
 static unsigned long watch_main = 0; /* the main thread's PyThread ident */
@@ -39,9 +42,10 @@ static void *watch_loop(void *arg) {
     for (ssize_t i = 0; i < n; i++) {
       if (buf[i] != SIGINT) continue;
       pthread_mutex_lock(&watch_mu);
-      if (watch_armed != NULL && !watch_hit) {
+      if ((watch_armed != NULL || watch_cancel != NULL) && !watch_hit) {
         watch_hit = 1;
-        tfq_pipeline_stop(watch_armed);
+        if (watch_armed != NULL) tfq_pipeline_stop(watch_armed);
+        if (watch_cancel != NULL) tfq_cancel_trigger(watch_cancel);
       }
       pthread_mutex_unlock(&watch_mu);
     }
@@ -68,19 +72,21 @@ PyObject *tfqpy_watch_interrupts(PyObject *self, PyObject *arg) {
   Py_RETURN_TRUE;
 }
 
-/* Arms the watcher for `p` when on the main thread; -1 with KeyboardInterrupt if a SIGINT is
- * already pending (it came before the arming: its byte may be gone). */
-static int watch_arm(tfq_pipeline *p, int *armed) {
+/* Arms the watcher for `p` or `cancel` when on the main thread; -1 with KeyboardInterrupt if a
+ * SIGINT is already pending (it came before the arming: its byte may be gone). */
+static int watch_arm_either(tfq_pipeline *p, tfq_cancel *cancel, int *armed) {
   *armed = 0;
   if (watch_fd < 0 || PyThread_get_thread_ident() != watch_main) return 0;
   pthread_mutex_lock(&watch_mu);
   watch_armed = p;
+  watch_cancel = cancel;
   watch_hit = 0;
   pthread_mutex_unlock(&watch_mu);
   *armed = 1;
   if (PyErr_CheckSignals() < 0) {
     pthread_mutex_lock(&watch_mu);
     watch_armed = NULL;
+    watch_cancel = NULL;
     pthread_mutex_unlock(&watch_mu);
     *armed = 0;
     return -1;
@@ -88,16 +94,26 @@ static int watch_arm(tfq_pipeline *p, int *armed) {
   return 0;
 }
 
-/* Disarms; nonzero if the watcher stopped the pipeline during the call. */
+static int watch_arm(tfq_pipeline *p, int *armed) { return watch_arm_either(p, NULL, armed); }
+
+/* Disarms; nonzero if the watcher stopped the pipeline (or triggered the cancel) during the
+ * call. */
 static int watch_disarm(int armed) {
   if (!armed) return 0;
   pthread_mutex_lock(&watch_mu);
   int hit = watch_hit;
   watch_armed = NULL;
+  watch_cancel = NULL;
   watch_hit = 0;
   pthread_mutex_unlock(&watch_mu);
   return hit;
 }
+
+int tfqpy_watch_arm_cancel(tfq_cancel *cancel, int *armed) {
+  return watch_arm_either(NULL, cancel, armed);
+}
+
+int tfqpy_watch_disarm(int armed) { return watch_disarm(armed); }
 
 PyObject *tfqpy_pipeline_type = NULL;
 

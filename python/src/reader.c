@@ -94,22 +94,40 @@ static void reader_dealloc(PyObject *self) {
   Py_DECREF(tp);
 }
 
-/* read(queue) / read_up_to(queue, n) -> (keys Tensor, values Tensor); n < 0: read. */
+/* read(queue) / read_up_to(queue, n) -> (keys Tensor, values Tensor); n < 0: read.  On the main
+ * thread Ctrl-C wakes a read that waits for a work unit (tfq.readers sets the watcher up):
+ * KeyboardInterrupt, nothing taken from the queue, the reader usable again. */
 static PyObject *reader_read_op(reader_object *o, PyObject *qobj, long long n) {
   tfq_queue *q = tfqpy_queue_get(qobj);
   if (q == NULL) return NULL;
   tfq_status *st = tfq_status_new();
   if (st == NULL) return PyErr_NoMemory();
+  tfq_cancel *cancel = NULL;
+  if (tfq_cancel_new(&cancel, st) != TFQ_OK) {
+    PyObject *e = tfqpy_raise(st);
+    tfq_status_free(st);
+    return e;
+  }
+  int armed;
+  if (tfqpy_watch_arm_cancel(cancel, &armed) < 0) {
+    tfq_cancel_free(cancel);
+    tfq_status_free(st);
+    return NULL;
+  }
   tfq_tensor *k = NULL, *v = NULL;
   tfq_code c;
   Py_INCREF(qobj); /* the queue outlives the call while the GIL is released */
   Py_BEGIN_ALLOW_THREADS;
-  c = n < 0 ? tfq_reader_read(o->r, q, &k, &v, NULL, st)
-            : tfq_reader_read_up_to(o->r, q, (int64_t)n, &k, &v, NULL, st);
+  c = n < 0 ? tfq_reader_read(o->r, q, &k, &v, cancel, st)
+            : tfq_reader_read_up_to(o->r, q, (int64_t)n, &k, &v, cancel, st);
   Py_END_ALLOW_THREADS;
   Py_DECREF(qobj);
+  int interrupted = tfqpy_watch_disarm(armed);
+  tfq_cancel_free(cancel);
   PyObject *res = NULL;
-  if (c != TFQ_OK) {
+  if (c == TFQ_CANCELLED && interrupted && PyErr_CheckSignals() < 0) {
+    res = NULL; /* KeyboardInterrupt (or the handler's own exception) */
+  } else if (c != TFQ_OK) {
     res = tfqpy_raise(st);
   } else {
     PyObject *pk = tfqpy_tensor_wrap(k);

@@ -51,6 +51,11 @@ int tfqpy_csv_set_options(tfq_csv_options *o, PyObject *cols, PyObject *delim, i
                           PyObject *na, PyObject *select, tfq_status *st);
 /* _tfq._watch_interrupts(fd): Ctrl-C wakes a pipeline's next() (pipeline.c). */
 PyObject *tfqpy_watch_interrupts(PyObject *self, PyObject *arg);
+/* Around a blocking call on the main thread (pipeline.c): a Ctrl-C then triggers `cancel`.
+ * arm: 0 (*armed set), or -1 with KeyboardInterrupt already pending; disarm: nonzero if the
+ * watcher triggered `cancel` during the call. */
+int tfqpy_watch_arm_cancel(tfq_cancel *cancel, int *armed);
+int tfqpy_watch_disarm(int armed);
 /* tfq._tfq.Coord and tfq._tfq.Runner (train.c). */
 int tfqpy_train_init_type(PyObject *module);
 

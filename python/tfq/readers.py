@@ -36,6 +36,8 @@ class ReaderBase:
     def __init__(self, name=None, **options):
         options["name"] = name
         self._r = _tfq.Reader(self._KIND, options)
+        from .data import _watch_interrupts
+        _watch_interrupts()  # Ctrl-C wakes a read that waits for a work unit (main thread)
 
     @property
     def reader_ref(self):

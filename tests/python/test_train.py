@@ -310,6 +310,30 @@ def interrupt(code, what):
         p.communicate()
         pytest.fail("%s did not wake on SIGINT within 2 s" % what)
     assert p.returncode == 3 and "interrupted" in out
+    return out
+
+
+def test_ctrl_c_wakes_a_reader_waiting_for_a_file(tmp_path):
+    """SIGINT while a reader's read waits on an empty filename queue: KeyboardInterrupt within
+    2 s, nothing taken from the queue, and the same reader then reads the file enqueued after
+    it (its first line, as Python's own reading gives it)."""
+    f = tmp_path / "a.txt"
+    f.write_bytes(b"first line\nsecond\n")
+    code = ("import sys, tfq\n"
+            "q = tfq.FIFOQueue(3, ['string'], shapes=[[]])\n"
+            "r = tfq.TextLineReader()\n"
+            "print('ready', flush=True)\n"
+            "try:\n"
+            "    r.read(q)\n"
+            "except KeyboardInterrupt:\n"
+            "    q.enqueue([%r])\n"
+            "    q.close()\n"
+            "    k, v = r.read(q)\n"
+            "    print('interrupted', q.size(), repr(v), flush=True)\n"
+            "    sys.exit(3)\n") % str(f)
+    out = interrupt(code, "the reader's read")
+    want = open(f, "rb").read().splitlines()[0]
+    assert out.strip() == "interrupted 0 %r" % want, out
 
 
 def test_stubs_cover_tfq_train():
