@@ -85,6 +85,18 @@ static inline int is_na(const fused_ctx *c, const char *p, size_t n) {
   return c->na_len && n == c->na_len && memcmp(p, c->na, n) == 0;
 }
 
+/* The closing quote of the quoted field at p (*p == '"') when its contents need no unescaping:
+ * no '""' and no CR or LF before it (those are libcsv's to decide).  NULL otherwise, and when the
+ * record ends first. */
+static inline const char *plain_quoted(const char *p, const char *end) {
+  for (const char *x = p + 1; x < end; x++) {
+    const unsigned char ch = (unsigned char)*x;
+    if (ch == '"') return x + 1 < end && x[1] == '"' ? NULL : x;
+    if (ch == '\n' || ch == '\r') return NULL;
+  }
+  return NULL;
+}
+
 /* Converts the contents of a quoted field: the fast routines when they take all of it, else the
  * general parsers. */
 static int fused_convert(const tfq__csv_default *d, char *at, const tfq__span *sp) {
@@ -117,6 +129,15 @@ static void put_default(const tfq__csv_default *d, char *at) {
     case TFQ_INT32: *(int32_t *)(void *)at = d->v.i32; break;
     case TFQ_INT64: *(int64_t *)(void *)at = d->v.i64; break;
     default: break;
+  }
+}
+
+/* Field f of a fused row takes its default (strings: the default's bytes, copied at the end). */
+static void fused_default(fused_ctx *c, const tfq__csv_default *d, size_t f, char *at) {
+  put_default(d, at);
+  if (d->dtype == TFQ_STRING) {
+    c->strs[f].p = d->s;
+    c->strs[f].len = d->s_len;
   }
 }
 
@@ -153,26 +174,25 @@ static int fused_row(fused_ctx *c, const char *rec, size_t len, const char *lim,
     if (p == end || (unsigned char)*p == delim) { /* empty: the default */
       if (d->required) return 0;
       e = p;
-      put_default(d, at);
-      if (d->dtype == TFQ_STRING) {
-        c->strs[f].p = d->s;
-        c->strs[f].len = d->s_len;
-      }
+      fused_default(c, d, f, at);
     } else if (c->q && *p == '"') {
       tfq__span sp;
-      if (!c->lc) return 0;
-      if (!begun) {
-        if (!tfq__lcsv_begin(c->lc, len)) return 0;
-        begun = 1;
+      const char *cq = plain_quoted(p, end);
+      if (cq && (cq + 1 == end || (unsigned char)cq[1] == delim)) { /* its bytes as they are */
+        sp.p = p + 1;
+        sp.len = (size_t)(cq - p - 1);
+        e = cq + 1;
+      } else {
+        if (!c->lc) return 0;
+        if (!begun) {
+          if (!tfq__lcsv_begin(c->lc, len)) return 0;
+          begun = 1;
+        }
+        if (tfq__lcsv_quoted(c->lc, p, end, &sp, &e) != TFQ__TOK_OK) return 0;
       }
-      if (tfq__lcsv_quoted(c->lc, p, end, &sp, &e) != TFQ__TOK_OK) return 0;
       if (sp.len == 0 || is_na(c, sp.p, sp.len)) {
         if (d->required) return 0;
-        put_default(d, at);
-        if (d->dtype == TFQ_STRING) {
-          c->strs[f].p = d->s;
-          c->strs[f].len = d->s_len;
-        }
+        fused_default(c, d, f, at);
       } else if (d->dtype == TFQ_STRING) {
         c->strs[f] = sp;
       } else if (!fused_convert(d, at, &sp)) {
@@ -188,11 +208,7 @@ static int fused_row(fused_ctx *c, const char *rec, size_t len, const char *lim,
       if (!e || (e != end && (unsigned char)*e != delim)) return 0;
       if (c->na_len && is_na(c, p, (size_t)(e - p))) {
         if (d->required) return 0;
-        put_default(d, at);
-        if (d->dtype == TFQ_STRING) {
-          c->strs[f].p = d->s;
-          c->strs[f].len = d->s_len;
-        }
+        fused_default(c, d, f, at);
       }
     }
     /* e is at the delimiter or the end */
@@ -216,8 +232,8 @@ static int fused_row(fused_ctx *c, const char *rec, size_t len, const char *lim,
  * lines need no scan of their own.  Every line of [rec, end) ends with '\n' (end[-1] is '\n').
  * Decodes the line as fused_row() decodes it without its "\n" or "\r\n" and returns the start of
  * the next line; NULL when it cannot decide alone (anything fused_row() would refuse, an empty
- * line, a quote, a '\r' that does not end the line): decode() then cuts the line and redoes the
- * whole record the usual way.  Writes what fused_row() writes. */
+ * line, a quoted field with '""' or CR/LF inside, a '\r' that does not end the line): decode()
+ * then cuts the line and redoes the whole record the usual way.  Writes what fused_row() writes. */
 static const char *fused_open(fused_ctx *c, const char *rec, const char *end, size_t i) {
   const char *p = rec, *next = NULL;
   const unsigned char delim = c->delim;
@@ -231,13 +247,22 @@ static const char *fused_open(fused_ctx *c, const char *rec, const char *end, si
     if (ch == delim || ch == '\n') {            /* empty: the default */
       if (d->required) return NULL;
       e = p;
-      put_default(d, at);
-      if (d->dtype == TFQ_STRING) {
-        c->strs[f].p = d->s;
-        c->strs[f].len = d->s_len;
-      }
-    } else if (ch == '\r' || (c->q && ch == '"')) {
+      fused_default(c, d, f, at);
+    } else if (ch == '\r') {
       return NULL;
+    } else if (c->q && ch == '"') { /* a quoted field with nothing to unescape, as fused_row() */
+      const char *cq = plain_quoted(p, end);
+      if (!cq) return NULL; /* '""', CR/LF inside: the usual path */
+      const tfq__span sp = {p + 1, (size_t)(cq - p - 1)};
+      e = cq + 1; /* < end: end[-1] is '\n', not a quote */
+      if (sp.len == 0 || is_na(c, sp.p, sp.len)) {
+        if (d->required) return NULL;
+        fused_default(c, d, f, at);
+      } else if (d->dtype == TFQ_STRING) {
+        c->strs[f] = sp;
+      } else if (!fused_convert(d, at, &sp)) {
+        return NULL;
+      }
     } else {
       if (d->dtype != TFQ_STRING) {
         e = fast_field(d->dtype, p, end, end, at);
@@ -248,11 +273,7 @@ static const char *fused_open(fused_ctx *c, const char *rec, const char *end, si
       if (!e || e == end) return NULL;
       if (c->na_len && is_na(c, p, (size_t)(e - p))) {
         if (d->required) return NULL;
-        put_default(d, at);
-        if (d->dtype == TFQ_STRING) {
-          c->strs[f].p = d->s;
-          c->strs[f].len = d->s_len;
-        }
+        fused_default(c, d, f, at);
       }
     }
     /* e is at the field's end: a delimiter goes on to the next field, "\n" or "\r\n" ends the

@@ -1379,6 +1379,7 @@ Test(decode_csv_simd, the_scan_kernels_agree_with_a_byte_loop_at_every_offset) {
 }
 
 /* Records of up to ~120 bytes with quoted and escaped quotes, delimiters, CR/LF, empty fields,
+ * quoted numbers, NA and delimiters (the quoted fields the fused decoders take as they are),
  * long fields that cross the 16- and 32-byte blocks, bytes over 0x7f and NUL: every level's
  * fast paths against the scalar reference tokenizer (TensorFlow's loop), and the levels against
  * each other on the buffer decode (csv_diff_levels). */
@@ -1403,9 +1404,14 @@ Test(decode_csv_simd, random_long_records_agree_on_every_level, .timeout = 600) 
                                        " 3 ",
                                        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
                                        "1234567890123456789",
-                                       "\"long quoted field, with \"\"quotes\"\" and, commas\""};
-  /* each piece's length (\0 is a piece of its own, so not strlen); the last one is 48 bytes */
-  static const size_t plen[] = {1, 1, 1, 2, 5, 1, 1, 2, 0, 2, 7, 1, 1, 1, 2, 1, 4, 3, 35, 19, 48};
+                                       "\"long quoted field, with \"\"quotes\"\" and, commas\"",
+                                       "\"-12.5\"",
+                                       "\"NA\"",
+                                       "\"7\"x",
+                                       "\"a\tb|c\""};
+  /* each piece's length (\0 is a piece of its own, so not strlen); the longest is 48 bytes */
+  static const size_t plen[] = {1, 1, 1, 2, 5, 1,  1,  2,  0, 2, 7, 1, 1,
+                                1, 2, 1, 4, 3, 35, 19, 48, 7, 4, 4, 7};
   _Static_assert(sizeof plen / sizeof plen[0] == sizeof pieces / sizeof pieces[0],
                  "one length per piece");
   for (size_t k = 0; k < sizeof plen / sizeof plen[0]; k++)
