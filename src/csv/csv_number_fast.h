@@ -89,11 +89,9 @@ static inline const char *digit_run(const char *p, const char *lim, uint64_t *ac
 /* [-]digits[.digits] with 1..19 digits in all; returns the end, or NULL. */
 static inline const char *fast_decimal(const char *p, const char *end, const char *lim, uint64_t *w,
                                        int *nfrac, int *neg) {
-  *neg = 0;
-  if (p < end && *p == '-') {
-    *neg = 1;
-    p++;
-  }
+  const int n = p < end && *p == '-'; /* no branch: the sign of random data is unpredictable */
+  *neg = n;
+  p += n;
   uint64_t a = 0;
   const char *d = digit_run(p, lim, &a);
   size_t ni = (size_t)(d - p), nf = 0;
@@ -108,11 +106,9 @@ static inline const char *fast_decimal(const char *p, const char *end, const cha
   return d;
 }
 
-static inline const char *fast_f32(const char *p, const char *end, const char *lim, float *out) {
-  uint64_t w;
-  int nf, neg;
-  const char *e = fast_decimal(p, end, lim, &w, &nf, &neg);
-  if (!e) return NULL;
+/* w * 10^-nf, negated when neg, correctly rounded to float32 at *out: 1, or 0 when it cannot
+ * decide alone (the exact parser then does). */
+static inline int f32_of(uint64_t w, int nf, int neg, float *out) {
   float v;
   if (w == 0) {
     v = 0.0f;
@@ -123,32 +119,49 @@ static inline const char *fast_f32(const char *p, const char *end, const char *l
     uint64_t bits;
     memcpy(&bits, &dv, 8);
     if ((bits & 0x1FFFFFFFULL) == 0x10000000ULL) {
-      if (!tfq__eisel_lemire_f32(w, -nf, &v)) return NULL;
+      if (!tfq__eisel_lemire_f32(w, -nf, &v)) return 0;
     } else {
       v = (float)dv;
     }
   } else if (!tfq__eisel_lemire_f32(w, -nf, &v)) {
-    return NULL;
+    return 0;
   }
-  *out = neg ? -v : v;
-  return e;
+  uint32_t b; /* the sign bit, without a branch: the sign of random data is unpredictable */
+  memcpy(&b, &v, 4);
+  b |= (uint32_t)neg << 31;
+  memcpy(out, &b, 4);
+  return 1;
 }
 
-static inline const char *fast_f64(const char *p, const char *end, const char *lim, double *out) {
-  uint64_t w;
-  int nf, neg;
-  const char *e = fast_decimal(p, end, lim, &w, &nf, &neg);
-  if (!e) return NULL;
+/* As f32_of, to float64. */
+static inline int f64_of(uint64_t w, int nf, int neg, double *out) {
   double v;
   if (w == 0) {
     v = 0.0;
   } else if (w <= (1ULL << 53) && nf <= 22) {
     v = (double)w / POW10_F64[nf];
   } else if (!tfq__eisel_lemire_f64(w, -nf, &v)) {
-    return NULL;
+    return 0;
   }
-  *out = neg ? -v : v;
-  return e;
+  uint64_t b;
+  memcpy(&b, &v, 8);
+  b |= (uint64_t)neg << 63;
+  memcpy(out, &b, 8);
+  return 1;
+}
+
+static inline const char *fast_f32(const char *p, const char *end, const char *lim, float *out) {
+  uint64_t w;
+  int nf, neg;
+  const char *e = fast_decimal(p, end, lim, &w, &nf, &neg);
+  return e && f32_of(w, nf, neg, out) ? e : NULL;
+}
+
+static inline const char *fast_f64(const char *p, const char *end, const char *lim, double *out) {
+  uint64_t w;
+  int nf, neg;
+  const char *e = fast_decimal(p, end, lim, &w, &nf, &neg);
+  return e && f64_of(w, nf, neg, out) ? e : NULL;
 }
 
 /* [-]digits with 1..19 digits whose value lies in [-(max + 1), max] (max = INT32_MAX or INT64_MAX;
@@ -156,20 +169,14 @@ static inline const char *fast_f64(const char *p, const char *end, const char *l
  * then decides, with TF's message for an out-of-range value). */
 static inline const char *fast_int(const char *p, const char *end, const char *lim, uint64_t max,
                                    int64_t *out) {
-  int neg = 0;
-  if (p < end && *p == '-') {
-    neg = 1;
-    p++;
-  }
+  const int neg = p < end && *p == '-';
+  p += neg;
   uint64_t a = 0;
   const char *d = digit_run(p, lim, &a);
   size_t nd = (size_t)(d - p);
   if (nd == 0 || nd > 19 || d > end || a > max + (uint64_t)neg) return NULL;
-  *out = neg ? (int64_t)(0 - a) : (int64_t)a;
+  *out = (int64_t)((a ^ (0 - (uint64_t)neg)) + (uint64_t)neg); /* -a when neg, no branch */
   return d;
 }
-
-/* End of the unquoted field at p: the first delimiter, or end.  Returns NULL if a '"' (quoting
- * on), '\n' or '\r' comes first. */
 
 #endif

@@ -212,6 +212,17 @@ static void unref(tfq_pipeline *p, pl_part *q, int64_t n) {
   if (q->refs == 0) tfq__pl_part_recycle(p, q);
 }
 
+/* unref() for the parts of n slots, one call per run of slots of the same part (a batch of file
+ * order is a few runs: one decrement a row was ~4% of tfq-cat on 14-byte rows). */
+static void unref_slots(tfq_pipeline *p, const pl_slot *s, int64_t n) {
+  for (int64_t i = 0; i < n;) {
+    int64_t j = i + 1;
+    while (j < n && s[j].part == s[i].part) j++;
+    unref(p, s[i].part, j - i);
+    i = j;
+  }
+}
+
 static pl_part *stream_pop(tfq_pipeline *p) {
   pl_part *q = p->stream;
   p->stream = q->next;
@@ -368,7 +379,7 @@ static tfq_code next_batch(tfq_pipeline *p, tfq_tuple *dst, tfq_tuple **out, tfq
   int64_t n = p->size < p->batch ? p->size : p->batch;
   int done = p->ended || p->error;
   if (n == 0 || (done && n < p->batch && p->o.drop_remainder)) {
-    for (int64_t i = 0; i < p->size; i++) unref(p, p->slots[i].part, 1);
+    unref_slots(p, p->slots, p->size);
     p->dropped += p->size;
     p->size = 0;
     tfq__pl_publish(p);
@@ -409,7 +420,7 @@ static tfq_code next_batch(tfq_pipeline *p, tfq_tuple *dst, tfq_tuple **out, tfq
     return rc;
   }
   if (!dst) *out = t;
-  for (int64_t i = 0; i < n; i++) unref(p, pick[i].part, 1);
+  unref_slots(p, pick, n);
   if (!shuffle) {
     memmove(p->slots, p->slots + n, (size_t)(p->size - n) * sizeof *p->slots);
     p->size -= n;
