@@ -52,14 +52,30 @@ static void gather_rows(char *dst, const pl_slot *pick, int64_t n, size_t c, siz
 }
 #undef GATHER
 
-/* The same for rows in input order: one copy per run of consecutive rows of a part. */
-static void gather_runs(char *dst, const pl_slot *pick, int64_t n, size_t c, size_t rb) {
+/* The runs of consecutive rows of a part among the n slots of `pick` (rows in input order): their
+ * starts in at[0..k), at[k] = n.  Returns k, or -1 when there are more than `max` runs. */
+static int64_t find_runs(const pl_slot *pick, int64_t n, int64_t *at, int64_t max) {
+  int64_t k = 0;
   for (int64_t i = 0; i < n;) {
     int64_t j = i + 1;
     while (j < n && pick[j].part == pick[i].part && pick[j].row == pick[i].row + (j - i)) j++;
-    const char *src = (const char *)pick[i].part->cols[c]->data + (size_t)pick[i].row * rb;
-    memcpy(dst + (size_t)i * rb, src, (size_t)(j - i) * rb);
+    if (k == max) return -1;
+    at[k++] = i;
     i = j;
+  }
+  at[k] = n;
+  return k;
+}
+
+/* The same for rows in input order: one copy per run (find_runs(), found once for all the
+ * columns: finding them again for each column was 5% of tfq-cat's instructions on 60-column
+ * rows). */
+static void gather_runs(char *dst, const pl_slot *pick, const int64_t *at, int64_t k, size_t c,
+                        size_t rb) {
+  for (int64_t r = 0; r < k; r++) {
+    const pl_slot *s = &pick[at[r]];
+    memcpy(dst + (size_t)at[r] * rb, (const char *)s->part->cols[c]->data + (size_t)s->row * rb,
+           (size_t)(at[r + 1] - at[r]) * rb);
   }
 }
 
@@ -259,6 +275,7 @@ static void ring_gather(char *dst, char *ring, size_t rb, const int64_t *js, con
 tfq_code tfq__pl_gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_order, tfq_tuple *t,
                         const int64_t *js, const int64_t *ls, tfq_status *st) {
   tfq_code rc = TFQ_OK;
+  int64_t runs[65], nruns = in_order ? find_runs(pick, n, runs, 64) : -1;
   for (size_t c = 0; c < p->ncols; c++) {
     const pl_column *col = &p->cols[c];
     if (col->sparse) {
@@ -284,8 +301,8 @@ tfq_code tfq__pl_gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_
     if (col->dtype != TFQ_STRING) {
       size_t rb = (size_t)w * tfq_dtype_size(col->dtype);
       if (js && p->ring[c]) continue; /* from the ring, once nothing can fail (below) */
-      if (in_order)
-        gather_runs(o->data, pick, n, c, rb);
+      if (nruns >= 0)
+        gather_runs(o->data, pick, runs, nruns, c, rb);
       else
         gather_rows(o->data, pick, n, c, rb);
       continue;
