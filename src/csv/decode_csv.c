@@ -4,8 +4,8 @@
  * the scalar reference, then the general parsers) redoes any other record. */
 #include <string.h>
 
+#include "csv_fused.h"
 #include "csv_internal.h"
-#include "csv_number_fast.h"
 #include "csv_shared.h"
 #include "csv_simd.h"
 
@@ -43,266 +43,6 @@ static tfq_code field_error(tfq_status *st, size_t f, size_t rec, const char *ty
                             const tfq__span *sp) {
   return tfq_status_set(st, TFQ_INVALID_ARGUMENT, "Field %zu in record %zu is not a valid %s: %.*s",
                         f, rec, type, (int)(sp->len > 100000 ? 100000 : sp->len), sp->p);
-}
-
-/* ---- the fused row decoder ----
- * One pass per record: each field is split and converted in place, numbers by the fast routines
- * below (digits 8 at a time, no bounds-checked loops per digit), quoted fields by libcsv (one field
- * at a time) and tfq's general parsers.  It only handles what it can decide alone; anything else
- * (an error of any kind, a field count that does not match, CR/LF at a field start, a number the
- * fast routines do not take, a missing required field) returns 0 and the generic path redoes the
- * whole record, so messages and their order are the generic path's.  Numbers are written as
- * soon as they are converted (the generic path overwrites them); strings only once the record is
- * accepted.  Every number the fast routines accept, the general parsers accept with the same
- * value: both are correctly rounded. */
-typedef struct fused_ctx {
-  const tfq__csv_default *defs;
-  size_t ncol;
-  unsigned char delim;
-  int q;
-  const char *na;
-  size_t na_len;
-  char **data; /* column f's value i is at data[f] + i * stride[f] (a tfq__str for strings) */
-  const size_t *stride;
-  tfq_tensor *const *sten; /* string column f's bytes go into sten[f]'s arena */
-  tfq__lcsv *lc;
-  tfq__span *strs;     /* the record's string fields, written on success */
-  const size_t *scols; /* the string columns */
-  size_t nscols;
-  const char *view_lo, *view_hi; /* fused_open: string fields within point there, uncopied */
-  int simd;                      /* the structural scan's level (csv_simd.h) */
-} fused_ctx;
-
-/* End of the unquoted field at p: the first delimiter, or end; NULL if a '"' (quoting on), '\n'
- * or '\r' comes first. */
-static inline const char *field_end(int simd, const char *p, const char *end, const char *lim,
-                                    unsigned char delim, int q) {
-  const char *x = tfq__csv_stop(simd, p, end, lim, delim, q);
-  return !x ? end : (unsigned char)*x == delim ? x : NULL;
-}
-
-static inline int is_na(const fused_ctx *c, const char *p, size_t n) {
-  return c->na_len && n == c->na_len && memcmp(p, c->na, n) == 0;
-}
-
-/* The closing quote of the quoted field at p (*p == '"') when its contents need no unescaping:
- * no '""' and no CR or LF before it (those are libcsv's to decide).  NULL otherwise, and when the
- * record ends first. */
-static inline const char *plain_quoted(const char *p, const char *end) {
-  for (const char *x = p + 1; x < end; x++) {
-    const unsigned char ch = (unsigned char)*x;
-    if (ch == '"') return x + 1 < end && x[1] == '"' ? NULL : x;
-    if (ch == '\n' || ch == '\r') return NULL;
-  }
-  return NULL;
-}
-
-/* Converts the contents of a quoted field: the fast routines when they take all of it, else the
- * general parsers. */
-static int fused_convert(const tfq__csv_default *d, char *at, const tfq__span *sp) {
-  const char *p = sp->p, *end = p + sp->len;
-  int64_t v = 0; /* set by fast_int when it returns end; the initialiser quiets gcc --coverage */
-  switch (d->dtype) {
-    case TFQ_FLOAT:
-      return fast_f32(p, end, end, (float *)(void *)at) == end ||
-             tfq__parse_f32(p, sp->len, (float *)(void *)at);
-    case TFQ_DOUBLE:
-      return fast_f64(p, end, end, (double *)(void *)at) == end ||
-             tfq__parse_f64(p, sp->len, (double *)(void *)at);
-    case TFQ_INT32:
-      if (fast_int(p, end, end, INT32_MAX, &v) == end) {
-        *(int32_t *)(void *)at = (int32_t)v;
-        return 1;
-      }
-      return tfq__parse_i32(p, sp->len, (int32_t *)(void *)at);
-    case TFQ_INT64:
-      return fast_int(p, end, end, INT64_MAX, (int64_t *)(void *)at) == end ||
-             tfq__parse_i64(p, sp->len, (int64_t *)(void *)at);
-    default: return 1;
-  }
-}
-
-static void put_default(const tfq__csv_default *d, char *at) {
-  switch (d->dtype) {
-    case TFQ_FLOAT: *(float *)(void *)at = d->v.f; break;
-    case TFQ_DOUBLE: *(double *)(void *)at = d->v.d; break;
-    case TFQ_INT32: *(int32_t *)(void *)at = d->v.i32; break;
-    case TFQ_INT64: *(int64_t *)(void *)at = d->v.i64; break;
-    default: break;
-  }
-}
-
-/* Field f of a fused row takes its default (strings: the default's bytes, copied at the end). */
-static void fused_default(fused_ctx *c, const tfq__csv_default *d, size_t f, char *at) {
-  put_default(d, at);
-  if (d->dtype == TFQ_STRING) {
-    c->strs[f].p = d->s;
-    c->strs[f].len = d->s_len;
-  }
-}
-
-/* The fast routines on the unquoted number at p of a column of `dtype`, written at `at`: its end,
- * or NULL (loads may read up to lim). */
-static inline const char *fast_field(tfq_dtype dtype, const char *p, const char *end,
-                                     const char *lim, char *at) {
-  switch (dtype) {
-    case TFQ_FLOAT: return fast_f32(p, end, lim, (float *)(void *)at);
-    case TFQ_DOUBLE: return fast_f64(p, end, lim, (double *)(void *)at);
-    case TFQ_INT32: {
-      int64_t v = 0;
-      const char *e = fast_int(p, end, lim, INT32_MAX, &v);
-      *(int32_t *)(void *)at = (int32_t)v;
-      return e;
-    }
-    case TFQ_INT64: return fast_int(p, end, lim, INT64_MAX, (int64_t *)(void *)at);
-    default: return NULL;
-  }
-}
-
-/* Decodes record i = [rec, end) (bytes up to lim may be read); returns 1 if done, 0 to let the
- * generic path redo it. */
-static int fused_row(fused_ctx *c, const char *rec, size_t len, const char *lim, size_t i) {
-  const char *p = rec, *end = rec + len;
-  const unsigned char delim = c->delim;
-  const size_t ncol = c->ncol;
-  int begun = 0;
-  if (len == 0) return 0;
-  for (size_t f = 0; f < ncol; f++) {
-    const tfq__csv_default *d = &c->defs[f];
-    char *at = c->data[f] + i * c->stride[f];
-    const char *e;
-    if (p == end || (unsigned char)*p == delim) { /* empty: the default */
-      if (d->required) return 0;
-      e = p;
-      fused_default(c, d, f, at);
-    } else if (c->q && *p == '"') {
-      tfq__span sp;
-      const char *cq = plain_quoted(p, end);
-      if (cq && (cq + 1 == end || (unsigned char)cq[1] == delim)) { /* its bytes as they are */
-        sp.p = p + 1;
-        sp.len = (size_t)(cq - p - 1);
-        e = cq + 1;
-      } else {
-        if (!c->lc) return 0;
-        if (!begun) {
-          if (!tfq__lcsv_begin(c->lc, len)) return 0;
-          begun = 1;
-        }
-        if (tfq__lcsv_quoted(c->lc, p, end, &sp, &e) != TFQ__TOK_OK) return 0;
-      }
-      if (sp.len == 0 || is_na(c, sp.p, sp.len)) {
-        if (d->required) return 0;
-        fused_default(c, d, f, at);
-      } else if (d->dtype == TFQ_STRING) {
-        c->strs[f] = sp;
-      } else if (!fused_convert(d, at, &sp)) {
-        return 0;
-      }
-    } else {
-      if (d->dtype != TFQ_STRING) {
-        e = fast_field(d->dtype, p, end, lim, at);
-      } else if ((e = field_end(c->simd, p, end, lim, delim, c->q))) {
-        c->strs[f].p = p;
-        c->strs[f].len = (size_t)(e - p);
-      }
-      if (!e || (e != end && (unsigned char)*e != delim)) return 0;
-      if (c->na_len && is_na(c, p, (size_t)(e - p))) {
-        if (d->required) return 0;
-        fused_default(c, d, f, at);
-      }
-    }
-    /* e is at the delimiter or the end */
-    if (f + 1 < ncol) {
-      if (e == end) return 0; /* too few fields */
-      p = e + 1;
-    } else if (e != end) {
-      return 0; /* more fields */
-    }
-  }
-  for (size_t k = 0; k < c->nscols; k++) {
-    size_t f = c->scols[k];
-    if (tfq__tensor_put_string_at(c->sten[f], (tfq__str *)(void *)(c->data[f] + i * c->stride[f]),
-                                  c->strs[f].p, c->strs[f].len))
-      return 0; /* out of memory: the generic path reports it */
-  }
-  return 1;
-}
-
-/* Record i of kind-3 lines (src->kind 3): the line at rec, cut where its fields end, so that the
- * lines need no scan of their own.  Every line of [rec, end) ends with '\n' (end[-1] is '\n').
- * Decodes the line as fused_row() decodes it without its "\n" or "\r\n" and returns the start of
- * the next line; NULL when it cannot decide alone (anything fused_row() would refuse, an empty
- * line, a quoted field with '""' or CR/LF inside, a '\r' that does not end the line): decode()
- * then cuts the line and redoes the whole record the usual way.  Writes what fused_row() writes. */
-static const char *fused_open(fused_ctx *c, const char *rec, const char *end, size_t i) {
-  const char *p = rec, *next = NULL;
-  const unsigned char delim = c->delim;
-  const size_t ncol = c->ncol;
-  if (*p == '\n' || *p == '\r') return NULL; /* an empty line: fused_row() refuses it too */
-  for (size_t f = 0; f < ncol; f++) {
-    const tfq__csv_default *d = &c->defs[f];
-    char *at = c->data[f] + i * c->stride[f];
-    const char *e;
-    const unsigned char ch = (unsigned char)*p; /* p < end: end[-1] is '\n', never a delimiter */
-    if (ch == delim || ch == '\n') {            /* empty: the default */
-      if (d->required) return NULL;
-      e = p;
-      fused_default(c, d, f, at);
-    } else if (ch == '\r') {
-      return NULL;
-    } else if (c->q && ch == '"') { /* a quoted field with nothing to unescape, as fused_row() */
-      const char *cq = plain_quoted(p, end);
-      if (!cq) return NULL; /* '""', CR/LF inside: the usual path */
-      const tfq__span sp = {p + 1, (size_t)(cq - p - 1)};
-      e = cq + 1; /* < end: end[-1] is '\n', not a quote */
-      if (sp.len == 0 || is_na(c, sp.p, sp.len)) {
-        if (d->required) return NULL;
-        fused_default(c, d, f, at);
-      } else if (d->dtype == TFQ_STRING) {
-        c->strs[f] = sp;
-      } else if (!fused_convert(d, at, &sp)) {
-        return NULL;
-      }
-    } else {
-      if (d->dtype != TFQ_STRING) {
-        e = fast_field(d->dtype, p, end, end, at);
-      } else if ((e = tfq__csv_stop(c->simd, p, end, end, delim, c->q))) {
-        c->strs[f].p = p;
-        c->strs[f].len = (size_t)(e - p);
-      }
-      if (!e || e == end) return NULL;
-      if (c->na_len && is_na(c, p, (size_t)(e - p))) {
-        if (d->required) return NULL;
-        fused_default(c, d, f, at);
-      }
-    }
-    /* e is at the field's end: a delimiter goes on to the next field, "\n" or "\r\n" ends the
-     * line, anything else is for the usual path */
-    if ((unsigned char)*e == delim) {
-      if (f + 1 == ncol) return NULL; /* more fields */
-      p = e + 1;
-    } else if (f + 1 < ncol) {
-      return NULL; /* too few fields, or not a number */
-    } else if (*e == '\n') {
-      next = e + 1;
-    } else if (*e == '\r' && end - e >= 2 && e[1] == '\n') {
-      next = e + 2;
-    } else {
-      return NULL;
-    }
-  }
-  for (size_t k = 0; k < c->nscols; k++) {
-    size_t f = c->scols[k];
-    tfq__str *sv = (tfq__str *)(void *)(c->data[f] + i * c->stride[f]);
-    const uintptr_t sp = (uintptr_t)c->strs[f].p;
-    if (sp >= (uintptr_t)c->view_lo && sp < (uintptr_t)c->view_hi) { /* a field, not a default */
-      sv->p = c->strs[f].p;
-      sv->len = c->strs[f].len;
-    } else if (tfq__tensor_put_string_at(c->sten[f], sv, c->strs[f].p, c->strs[f].len)) {
-      return NULL; /* out of memory: the usual path reports it */
-    }
-  }
-  return next;
 }
 
 #define SMALL_COLS 32
@@ -446,34 +186,38 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
   size_t nscols = 0;
   for (size_t f = 0; f < ncol; f++)
     if (o->defs[f].dtype == TFQ_STRING) scols[nscols++] = f;
-  fused_ctx fr = {o->defs, ncol, delim, q,     na,     na_len, data, stride,
-                  sten,    NULL, spans, scols, nscols, NULL,   NULL, tfq__csv_simd()};
+  tfq__fused_ctx fr = {o->defs, ncol, delim, q,     na,     na_len, data, stride,
+                       sten,    NULL, spans, scols, nscols, NULL,   NULL, tfq__csv_simd()};
   if (src->kind == 3 && src->holder && fused && keep_holder(sten, scols, nscols, src->holder)) {
     fr.view_lo = src->cur;
     fr.view_hi = src->end;
   }
   const tfq__tok_fast_fn tok_fast = tfq__tok_fast_for(fr.simd);
+#if TFQ__CSV_X86
+  const int avx2 = fr.simd == TFQ__SIMD_AVX2;
+  tfq__fused_run_fn *const run_recs = avx2 ? tfq__fused_run_avx2 : tfq__fused_run_plain;
+  tfq__fused_row_fn *const one_row = avx2 ? tfq__fused_row_avx2 : tfq__fused_row_plain;
+#else
+  tfq__fused_run_fn *const run_recs = tfq__fused_run_plain;
+  tfq__fused_row_fn *const one_row = tfq__fused_row_plain;
+#endif
   size_t count = n;
   for (size_t i = 0; i < n; i++) {
     const char *rec;
     size_t len, kept;
     int r;
-    at = i;
     if (src->kind == 3) {
+      if (fused && (i = run_recs(&fr, &src->cur, src->end, i, n)) == n) break;
       if (src->cur == src->end) {
         count = i;
         break;
       }
-      const char *next = fused ? fused_open(&fr, src->cur, src->end, i) : NULL;
-      if (next) {
-        src->cur = next;
-        continue;
-      }
     }
+    at = i;
     next_rec(src, i, &rec, &len);
     if (fused) {
       fr.lc = lc;
-      if (fused_row(&fr, rec, len, src->kind >= 2 ? src->end : rec + len, i)) continue;
+      if (one_row(&fr, rec, len, src->kind >= 2 ? src->end : rec + len, i)) continue;
     }
     if (path == TFQ__PATH_REF) {
       r = tfq__tok_ref(rec, len, delim, q, &sel, spans, ncol, &kept, &sc);

@@ -1437,3 +1437,210 @@ Test(decode_csv_simd, random_long_records_agree_on_every_level, .timeout = 600) 
     rounds++;
   }
 }
+
+/* A random decimal for the vector number scan: sign, 0..12 integer digits (leading zeros too),
+ * maybe a '.', 0..12 fraction digits, at least one digit; now and then longer than the 15 bytes
+ * the scan decides alone (up to 22 digits: the scalar parsers' turn). */
+static size_t rand_decimal(char *o) {
+  size_t n = 0;
+  if (rnd() % 2) o[n++] = '-';
+  const int longer = rnd() % 16 == 0;
+  int ni = (int)(rnd() % (longer ? 12 : 8)), nf = (int)(rnd() % (longer ? 11 : 8));
+  const int dot = rnd() % 4 != 0;
+  if (!dot) nf = 0;
+  if (ni + nf == 0) ni = 1;
+  for (int k = 0; k < ni; k++) o[n++] = (char)('0' + (rnd() % 10 == 0 ? 0 : rnd() % 10));
+  if (dot) o[n++] = '.';
+  for (int k = 0; k < nf; k++) o[n++] = (char)('0' + rnd() % 10);
+  return n;
+}
+
+/* A decimal of at most 15 bytes within about 1e-14 of the halfway point between a random float
+ * and the next: where the fast float path must not round twice (csv_number_fast.h f32_of). */
+static size_t near_half_float(char *o) {
+  uint32_t b = 0x3E000000u + rnd() % (0x4A000000u - 0x3E000000u); /* 0.125 <= f < 2^21 */
+  float f;
+  memcpy(&f, &b, 4);
+  const double mid = ((double)f + (double)nextafterf(f, INFINITY)) / 2; /* exact in a double */
+  int ni = 1;
+  for (double x = mid; x >= 10; x /= 10) ni++;
+  const int neg = rnd() % 2;
+  int nd = 15 - neg - ni - 1 - (int)(rnd() % 3); /* 15 bytes or a little less */
+  if (nd < 1) nd = 1;
+  return (size_t)snprintf(o, 40, "%s%.*f", neg ? "-" : "", nd, mid);
+}
+
+/* A random integer within [lo, hi] (as int64), sometimes with leading zeros. */
+static size_t rand_integer(char *o, int64_t lo, int64_t hi) {
+  uint64_t span = (uint64_t)hi - (uint64_t)lo, r = ((uint64_t)rnd() << 32) | rnd();
+  int digits = 1 + (int)(rnd() % 19); /* a spread of lengths, not mostly 19 digits */
+  uint64_t cap = 1;
+  for (int k = 0; k < digits && cap < UINT64_MAX / 10; k++) cap *= 10;
+  uint64_t m = span < cap ? span : cap;
+  int64_t v = (int64_t)((uint64_t)lo + (span == UINT64_MAX ? r : r % (m + 1)));
+  if (rnd() % 3 == 0) v = rnd() % 2 ? lo : hi; /* the bounds */
+  size_t n = 0;
+  if (v < 0) o[n++] = '-';
+  for (int z = rnd() % 8 == 0 ? (int)(rnd() % 3) : 0; z > 0; z--) o[n++] = '0';
+  uint64_t a = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  char d[24];
+  int k = 0;
+  do d[k++] = (char)('0' + a % 10);
+  while ((a /= 10) != 0);
+  while (k) o[n++] = d[--k];
+  return n;
+}
+
+/* The AVX2 level's vector number scan (csv_number_fast.h vec_number) and the scalar fast
+ * parsers, through both row decoders (a buffer's lines: tfq_decode_csv_buffer; lines cut as they
+ * are decoded: tfq__decode_csv_span), against the C library as the oracle (strtof, strtod,
+ * strtoll: correctly rounded), value for value, at every level.  The lines' lengths vary, so the
+ * fields fall at every distance from the buffer's end (the last 16 bytes take the scalar path). */
+Test(decode_csv_simd, number_fields_agree_with_strtof_strtod_strtoll_on_every_level,
+     .timeout = 600) {
+  enum { LINES = 20000 };
+  char *buf = malloc((size_t)LINES * 96);
+  float *wf = malloc(LINES * sizeof *wf);
+  double *wd = malloc(LINES * sizeof *wd);
+  int32_t *wi = malloc(LINES * sizeof *wi);
+  int64_t *wl = malloc(LINES * sizeof *wl);
+  cr_assert(buf && wf && wd && wi && wl);
+  size_t len = 0, vec_sized = 0;
+  for (size_t r = 0; r < LINES; r++) {
+    char tok[40];
+    size_t n = rnd() % 4 ? rand_decimal(tok) : near_half_float(tok);
+    tok[n] = '\0';
+    wf[r] = strtof(tok, NULL);
+    vec_sized += n <= 15;
+    memcpy(buf + len, tok, n), len += n, buf[len++] = ',';
+    n = rand_decimal(tok);
+    tok[n] = '\0';
+    wd[r] = strtod(tok, NULL);
+    memcpy(buf + len, tok, n), len += n, buf[len++] = ',';
+    n = rand_integer(tok, INT32_MIN, INT32_MAX);
+    tok[n] = '\0';
+    wi[r] = (int32_t)strtoll(tok, NULL, 10);
+    memcpy(buf + len, tok, n), len += n, buf[len++] = ',';
+    n = rand_integer(tok, INT64_MIN, INT64_MAX);
+    tok[n] = '\0';
+    wl[r] = strtoll(tok, NULL, 10);
+    memcpy(buf + len, tok, n), len += n;
+    if (rnd() % 8 == 0) buf[len++] = '\r';
+    buf[len++] = '\n';
+  }
+  cr_assert_gt(vec_sized, LINES / 2, "most floats fit the vector scan's 15 bytes");
+  tfq_csv_options *o = mk("F D I L");
+  const int best = tfq__csv_simd_set(TFQ__SIMD_AVX2);
+  int64_t one = 1;
+  for (int l = TFQ__SIMD_SCALAR; l <= best; l++) {
+    tfq__csv_simd_set(l);
+    for (int way = 0; way < 2; way++) {
+      tfq_tuple *t = NULL;
+      tfq_status *sts = tfq_status_new();
+      if (way == 0) {
+        cr_assert_eq(tfq_decode_csv_buffer(o, buf, len, &t, sts), TFQ_OK, "%s",
+                     tfq_status_message(sts));
+      } else {
+        tfq_tensor *holder;
+        size_t count = 0, used = 0;
+        cr_assert_eq(tfq_tensor_new(TFQ_UINT8, &one, 1, &holder, NULL), TFQ_OK);
+        cr_assert_eq(tfq_tuple_new(4, &t, NULL), TFQ_OK);
+        cr_assert_eq(tfq__decode_csv_span(o, buf, len, holder, LINES, t, NULL, &count, &used, sts),
+                     TFQ_OK, "%s", tfq_status_message(sts));
+        cr_assert_eq(count, LINES);
+        cr_assert_eq(used, len);
+        tfq_tensor_free(holder);
+      }
+      const float *gf = tfq_tensor_cdata(tfq_tuple_get(t, 0));
+      const double *gd = tfq_tensor_cdata(tfq_tuple_get(t, 1));
+      const int32_t *gi = tfq_tensor_cdata(tfq_tuple_get(t, 2));
+      const int64_t *gl = tfq_tensor_cdata(tfq_tuple_get(t, 3));
+      for (size_t r = 0; r < LINES; r++) {
+        cr_assert(memcmp(&gf[r], &wf[r], 4) == 0, "level %s way %d line %zu: float %.9g vs %.9g",
+                  tfq__csv_simd_name(l), way, r, (double)gf[r], (double)wf[r]);
+        cr_assert(memcmp(&gd[r], &wd[r], 8) == 0, "level %s way %d line %zu: double %.17g vs %.17g",
+                  tfq__csv_simd_name(l), way, r, gd[r], wd[r]);
+        cr_assert_eq(gi[r], wi[r], "level %s way %d line %zu", tfq__csv_simd_name(l), way, r);
+        cr_assert_eq(gl[r], wl[r], "level %s way %d line %zu", tfq__csv_simd_name(l), way, r);
+      }
+      tfq_tuple_free(t);
+      tfq_status_free(sts);
+    }
+  }
+  tfq__csv_simd_set(-1);
+  tfq_csv_options_free(o);
+  free(buf), free(wf), free(wd), free(wi), free(wl);
+}
+
+/* Number-like fields the scan must not decide alone (no digit, two '.', an exponent, '+', a hex
+ * prefix, out of range, too long), and the valid ones around them: every level, every path and
+ * the span decode give the same values and the same errors (csv_diff_levels: auto, libcsv and the
+ * scalar reference with the exact parsers). */
+Test(decode_csv_simd, odd_number_fields_agree_on_every_level_and_path, .timeout = 600) {
+  static const char *const toks[] = {"",
+                                     "-",
+                                     ".",
+                                     "-.",
+                                     "5.",
+                                     ".5",
+                                     "-.5",
+                                     "-5.",
+                                     "1.2.3",
+                                     "--1",
+                                     "+1",
+                                     "1e5",
+                                     "1e+03",
+                                     "-2.5E-3",
+                                     "0x1A",
+                                     " 7",
+                                     "7 ",
+                                     "007",
+                                     "-0",
+                                     "-0.0",
+                                     "2147483647",
+                                     "2147483648",
+                                     "-2147483648",
+                                     "-2147483649",
+                                     "9223372036854775807",
+                                     "9223372036854775808",
+                                     "-9223372036854775808",
+                                     "-9223372036854775809",
+                                     "123456789012345",
+                                     "1234567890123456",
+                                     "12345678.1234567",
+                                     "1234567.12345678",
+                                     "0.000000000000001",
+                                     "12345678901234567890",
+                                     "1.5nan",
+                                     "inf",
+                                     "-12.5x",
+                                     "NA",
+                                     "\"12.5\""};
+  const size_t ntok = sizeof toks / sizeof toks[0];
+  uint8_t buf[8 + 8 * 120];
+  for (int round = 0; round < 3000; round++) {
+    buf[0] = (uint8_t)((rnd() % 2) | (rnd() % 4 == 0 ? 8 : 0)); /* quoting, maybe na "NA" */
+    buf[1] = 3;                                                 /* 1 + 3: four columns */
+    for (int c = 0; c < 4; c++) /* b % 5 in 1..4: a number column; 10 more: required (bit 3) */
+      buf[2 + c] = (uint8_t)(1 + rnd() % 4 + (rnd() % 4 == 0 ? 10 : 0));
+    buf[6] = ',';
+    buf[7] = 0;
+    size_t len = 8, nrec = 1 + rnd() % 8;
+    for (size_t r = 0; r < nrec; r++) {
+      for (int c = 0; c < 4; c++) {
+        const char *tk = toks[rnd() % ntok];
+        char mine[40];
+        if (rnd() % 2) { /* half the fields valid: a random decimal */
+          mine[rand_decimal(mine)] = '\0';
+          tk = mine;
+        }
+        size_t n = strlen(tk);
+        memcpy(buf + len, tk, n);
+        len += n;
+        if (c < 3) buf[len++] = ',';
+      }
+      if (r + 1 < nrec) buf[len++] = 0xFF;
+    }
+    cr_assert_eq(csv_diff_levels(buf, len), 0, "levels or paths differ (round %d)", round);
+  }
+}

@@ -1,0 +1,309 @@
+/* The fused row decoder of decode_csv (csv_fused.h): split and convert in one pass, at the
+ * scalar/SSE2 levels and, with the vector number scan, at the AVX2 level. */
+#include "csv_fused.h"
+
+#include <string.h>
+
+#include "csv_number_fast.h"
+#include "csv_shared.h"
+
+/* End of the unquoted field at p: the first delimiter, or end; NULL if a '"' (quoting on), '\n'
+ * or '\r' comes first. */
+static inline const char *field_end(int simd, const char *p, const char *end, const char *lim,
+                                    unsigned char delim, int q) {
+  const char *x = tfq__csv_stop(simd, p, end, lim, delim, q);
+  return !x ? end : (unsigned char)*x == delim ? x : NULL;
+}
+
+static inline int is_na(const tfq__fused_ctx *c, const char *p, size_t n) {
+  return c->na_len && n == c->na_len && memcmp(p, c->na, n) == 0;
+}
+
+/* The closing quote of the quoted field at p (*p == '"') when its contents need no unescaping:
+ * no '""' and no CR or LF before it (those are libcsv's to decide).  NULL otherwise, and when the
+ * record ends first. */
+static inline const char *plain_quoted(const char *p, const char *end) {
+  for (const char *x = p + 1; x < end; x++) {
+    const unsigned char ch = (unsigned char)*x;
+    if (ch == '"') return x + 1 < end && x[1] == '"' ? NULL : x;
+    if (ch == '\n' || ch == '\r') return NULL;
+  }
+  return NULL;
+}
+
+/* Converts the contents of a quoted field: the fast routines when they take all of it, else the
+ * general parsers. */
+static int fused_convert(const tfq__csv_default *d, char *at, const tfq__span *sp) {
+  const char *p = sp->p, *end = p + sp->len;
+  int64_t v = 0; /* set by fast_int when it returns end; the initialiser quiets gcc --coverage */
+  switch (d->dtype) {
+    case TFQ_FLOAT:
+      return fast_f32(p, end, end, (float *)(void *)at) == end ||
+             tfq__parse_f32(p, sp->len, (float *)(void *)at);
+    case TFQ_DOUBLE:
+      return fast_f64(p, end, end, (double *)(void *)at) == end ||
+             tfq__parse_f64(p, sp->len, (double *)(void *)at);
+    case TFQ_INT32:
+      if (fast_int(p, end, end, INT32_MAX, &v) == end) {
+        *(int32_t *)(void *)at = (int32_t)v;
+        return 1;
+      }
+      return tfq__parse_i32(p, sp->len, (int32_t *)(void *)at);
+    case TFQ_INT64:
+      return fast_int(p, end, end, INT64_MAX, (int64_t *)(void *)at) == end ||
+             tfq__parse_i64(p, sp->len, (int64_t *)(void *)at);
+    default: return 1;
+  }
+}
+
+static void put_default(const tfq__csv_default *d, char *at) {
+  switch (d->dtype) {
+    case TFQ_FLOAT: *(float *)(void *)at = d->v.f; break;
+    case TFQ_DOUBLE: *(double *)(void *)at = d->v.d; break;
+    case TFQ_INT32: *(int32_t *)(void *)at = d->v.i32; break;
+    case TFQ_INT64: *(int64_t *)(void *)at = d->v.i64; break;
+    default: break;
+  }
+}
+
+/* Field f of a fused row takes its default (strings: the default's bytes, copied at the end). */
+static void fused_default(tfq__fused_ctx *c, const tfq__csv_default *d, size_t f, char *at) {
+  put_default(d, at);
+  if (d->dtype == TFQ_STRING) {
+    c->strs[f].p = d->s;
+    c->strs[f].len = d->s_len;
+  }
+}
+
+/* The fast routines on the unquoted number at p of a column of `dtype`, written at `at`: its end,
+ * or NULL (loads may read up to lim). */
+static inline const char *fast_field(tfq_dtype dtype, const char *p, const char *end,
+                                     const char *lim, char *at) {
+  switch (dtype) {
+    case TFQ_FLOAT: return fast_f32(p, end, lim, (float *)(void *)at);
+    case TFQ_DOUBLE: return fast_f64(p, end, lim, (double *)(void *)at);
+    case TFQ_INT32: {
+      int64_t v = 0;
+      const char *e = fast_int(p, end, lim, INT32_MAX, &v);
+      *(int32_t *)(void *)at = (int32_t)v;
+      return e;
+    }
+    case TFQ_INT64: return fast_int(p, end, lim, INT64_MAX, (int64_t *)(void *)at);
+    default: return NULL;
+  }
+}
+
+#if TFQ__CSV_X86
+/* fast_field() at the AVX2 level: the vector number scan (csv_number_fast.h vec_number) where 16
+ * bytes may be read, the scalar one near the end of the buffer. */
+__attribute__((target("avx2"))) static inline const char *vec_field(tfq_dtype dtype, const char *p,
+                                                                    const char *end,
+                                                                    const char *lim, char *at) {
+  if (lim - p < 16) return fast_field(dtype, p, end, lim, at);
+  switch (dtype) {
+    case TFQ_FLOAT: return vec_f32(p, end, lim, (float *)(void *)at);
+    case TFQ_DOUBLE: return vec_f64(p, end, lim, (double *)(void *)at);
+    case TFQ_INT32: {
+      int64_t v = 0;
+      const char *e = vec_int(p, end, lim, INT32_MAX, &v);
+      *(int32_t *)(void *)at = (int32_t)v;
+      return e;
+    }
+    case TFQ_INT64: return vec_int(p, end, lim, INT64_MAX, (int64_t *)(void *)at);
+    default: return NULL;
+  }
+}
+#endif
+
+/* Decodes record i = [rec, end) (bytes up to lim may be read); returns 1 if done, 0 to let the
+ * generic path redo it. */
+static inline __attribute__((always_inline)) int fused_row(tfq__fused_ctx *c, const char *rec,
+                                                           size_t len, const char *lim, size_t i,
+                                                           const int vec) {
+  const char *p = rec, *end = rec + len;
+  const unsigned char delim = c->delim;
+  const size_t ncol = c->ncol;
+  int begun = 0;
+  if (len == 0) return 0;
+  for (size_t f = 0; f < ncol; f++) {
+    const tfq__csv_default *d = &c->defs[f];
+    char *at = c->data[f] + i * c->stride[f];
+    const char *e;
+    if (p == end || (unsigned char)*p == delim) { /* empty: the default */
+      if (d->required) return 0;
+      e = p;
+      fused_default(c, d, f, at);
+    } else if (c->q && *p == '"') {
+      tfq__span sp;
+      const char *cq = plain_quoted(p, end);
+      if (cq && (cq + 1 == end || (unsigned char)cq[1] == delim)) { /* its bytes as they are */
+        sp.p = p + 1;
+        sp.len = (size_t)(cq - p - 1);
+        e = cq + 1;
+      } else {
+        if (!c->lc) return 0;
+        if (!begun) {
+          if (!tfq__lcsv_begin(c->lc, len)) return 0;
+          begun = 1;
+        }
+        if (tfq__lcsv_quoted(c->lc, p, end, &sp, &e) != TFQ__TOK_OK) return 0;
+      }
+      if (sp.len == 0 || is_na(c, sp.p, sp.len)) {
+        if (d->required) return 0;
+        fused_default(c, d, f, at);
+      } else if (d->dtype == TFQ_STRING) {
+        c->strs[f] = sp;
+      } else if (!fused_convert(d, at, &sp)) {
+        return 0;
+      }
+    } else {
+      if (d->dtype != TFQ_STRING) {
+#if TFQ__CSV_X86
+        e = vec ? vec_field(d->dtype, p, end, lim, at) : fast_field(d->dtype, p, end, lim, at);
+#else
+        e = fast_field(d->dtype, p, end, lim, at);
+#endif
+      } else if ((e = field_end(c->simd, p, end, lim, delim, c->q))) {
+        c->strs[f].p = p;
+        c->strs[f].len = (size_t)(e - p);
+      }
+      if (!e || (e != end && (unsigned char)*e != delim)) return 0;
+      if (c->na_len && is_na(c, p, (size_t)(e - p))) {
+        if (d->required) return 0;
+        fused_default(c, d, f, at);
+      }
+    }
+    /* e is at the delimiter or the end */
+    if (f + 1 < ncol) {
+      if (e == end) return 0; /* too few fields */
+      p = e + 1;
+    } else if (e != end) {
+      return 0; /* more fields */
+    }
+  }
+  for (size_t k = 0; k < c->nscols; k++) {
+    size_t f = c->scols[k];
+    if (tfq__tensor_put_string_at(c->sten[f], (tfq__str *)(void *)(c->data[f] + i * c->stride[f]),
+                                  c->strs[f].p, c->strs[f].len))
+      return 0; /* out of memory: the generic path reports it */
+  }
+  return 1;
+}
+
+/* Record i of kind-3 lines (src->kind 3): the line at rec, cut where its fields end, so that the
+ * lines need no scan of their own.  Every line of [rec, end) ends with '\n' (end[-1] is '\n').
+ * Decodes the line as fused_row() decodes it without its "\n" or "\r\n" and returns the start of
+ * the next line; NULL when it cannot decide alone (anything fused_row() would refuse, an empty
+ * line, a quoted field with '""' or CR/LF inside, a '\r' that does not end the line): decode()
+ * then cuts the line and redoes the whole record the usual way.  Writes what fused_row() writes. */
+static inline __attribute__((always_inline)) const char *fused_open(tfq__fused_ctx *c,
+                                                                    const char *rec,
+                                                                    const char *end, size_t i,
+                                                                    const int vec) {
+  const char *p = rec, *next = NULL;
+  const unsigned char delim = c->delim;
+  const size_t ncol = c->ncol;
+  if (*p == '\n' || *p == '\r') return NULL; /* an empty line: fused_row() refuses it too */
+  for (size_t f = 0; f < ncol; f++) {
+    const tfq__csv_default *d = &c->defs[f];
+    char *at = c->data[f] + i * c->stride[f];
+    const char *e;
+    const unsigned char ch = (unsigned char)*p; /* p < end: end[-1] is '\n', never a delimiter */
+    if (ch == delim || ch == '\n') {            /* empty: the default */
+      if (d->required) return NULL;
+      e = p;
+      fused_default(c, d, f, at);
+    } else if (ch == '\r') {
+      return NULL;
+    } else if (c->q && ch == '"') { /* a quoted field with nothing to unescape, as fused_row() */
+      const char *cq = plain_quoted(p, end);
+      if (!cq) return NULL; /* '""', CR/LF inside: the usual path */
+      const tfq__span sp = {p + 1, (size_t)(cq - p - 1)};
+      e = cq + 1; /* < end: end[-1] is '\n', not a quote */
+      if (sp.len == 0 || is_na(c, sp.p, sp.len)) {
+        if (d->required) return NULL;
+        fused_default(c, d, f, at);
+      } else if (d->dtype == TFQ_STRING) {
+        c->strs[f] = sp;
+      } else if (!fused_convert(d, at, &sp)) {
+        return NULL;
+      }
+    } else {
+      if (d->dtype != TFQ_STRING) {
+#if TFQ__CSV_X86
+        e = vec ? vec_field(d->dtype, p, end, end, at) : fast_field(d->dtype, p, end, end, at);
+#else
+        e = fast_field(d->dtype, p, end, end, at);
+#endif
+      } else if ((e = tfq__csv_stop(c->simd, p, end, end, delim, c->q))) {
+        c->strs[f].p = p;
+        c->strs[f].len = (size_t)(e - p);
+      }
+      if (!e || e == end) return NULL;
+      if (c->na_len && is_na(c, p, (size_t)(e - p))) {
+        if (d->required) return NULL;
+        fused_default(c, d, f, at);
+      }
+    }
+    /* e is at the field's end: a delimiter goes on to the next field, "\n" or "\r\n" ends the
+     * line, anything else is for the usual path */
+    if ((unsigned char)*e == delim) {
+      if (f + 1 == ncol) return NULL; /* more fields */
+      p = e + 1;
+    } else if (f + 1 < ncol) {
+      return NULL; /* too few fields, or not a number */
+    } else if (*e == '\n') {
+      next = e + 1;
+    } else if (*e == '\r' && end - e >= 2 && e[1] == '\n') {
+      next = e + 2;
+    } else {
+      return NULL;
+    }
+  }
+  for (size_t k = 0; k < c->nscols; k++) {
+    size_t f = c->scols[k];
+    tfq__str *sv = (tfq__str *)(void *)(c->data[f] + i * c->stride[f]);
+    const uintptr_t sp = (uintptr_t)c->strs[f].p;
+    if (sp >= (uintptr_t)c->view_lo && sp < (uintptr_t)c->view_hi) { /* a field, not a default */
+      sv->p = c->strs[f].p;
+      sv->len = c->strs[f].len;
+    } else if (tfq__tensor_put_string_at(c->sten[f], sv, c->strs[f].p, c->strs[f].len)) {
+      return NULL; /* out of memory: the usual path reports it */
+    }
+  }
+  return next;
+}
+
+/* Records i, i+1, ... (fewer than n) of kind-3 lines from *cur by fused_open(), until one it
+ * cannot decide or the end: returns the index of the first record not taken, *cur its line. */
+static inline __attribute__((always_inline)) size_t fused_run(tfq__fused_ctx *c, const char **cur,
+                                                              const char *end, size_t i, size_t n,
+                                                              const int vec) {
+  const char *p = *cur;
+  for (; i < n && p != end; i++) {
+    const char *next = fused_open(c, p, end, i, vec);
+    if (!next) break;
+    p = next;
+  }
+  *cur = p;
+  return i;
+}
+
+size_t tfq__fused_run_plain(tfq__fused_ctx *c, const char **cur, const char *end, size_t i,
+                            size_t n) {
+  return fused_run(c, cur, end, i, n, 0);
+}
+int tfq__fused_row_plain(tfq__fused_ctx *c, const char *rec, size_t len, const char *lim,
+                         size_t i) {
+  return fused_row(c, rec, len, lim, i, 0);
+}
+#if TFQ__CSV_X86
+__attribute__((target("avx2"))) size_t tfq__fused_run_avx2(tfq__fused_ctx *c, const char **cur,
+                                                           const char *end, size_t i, size_t n) {
+  return fused_run(c, cur, end, i, n, 1);
+}
+__attribute__((target("avx2"))) int tfq__fused_row_avx2(tfq__fused_ctx *c, const char *rec,
+                                                        size_t len, const char *lim, size_t i) {
+  return fused_row(c, rec, len, lim, i, 1);
+}
+#endif
