@@ -115,6 +115,80 @@ __attribute__((target("avx2"))) static inline const char *vec_field(tfq_dtype dt
 }
 #endif
 
+#if TFQ__CSV_X86
+/* The vector number scan alone on the number at p of a column of `dtype` (p + 16 bytes may be
+ * read), written at `at`: its end, or NULL when it does not decide (the usual checks and the
+ * scalar parsers then run).  A field it takes starts with '-', '.' or a digit: not empty, not
+ * quoted, no CR. */
+__attribute__((target("avx2"))) static inline const char *vec_number_at(tfq_dtype dtype,
+                                                                        const char *p,
+                                                                        const char *end, char *at) {
+  uint64_t w;
+  int nf, neg;
+  const char *e;
+  switch (dtype) { /* vec_number inlined in each case, its `dot` a constant */
+    case TFQ_FLOAT:
+      e = vec_number(p, end, 1, &w, &nf, &neg);
+      return e && f32_of(w, nf, neg, (float *)(void *)at) ? e : NULL;
+    case TFQ_DOUBLE:
+      e = vec_number(p, end, 1, &w, &nf, &neg);
+      return e && f64_of(w, nf, neg, (double *)(void *)at) ? e : NULL;
+    case TFQ_INT32:
+      e = vec_number(p, end, 0, &w, &nf, &neg);
+      if (!e || w > (uint64_t)INT32_MAX + (uint64_t)neg) return NULL;
+      *(int32_t *)(void *)at = (int32_t)(int64_t)((w ^ (0 - (uint64_t)neg)) + (uint64_t)neg);
+      return e;
+    case TFQ_INT64:
+      e = vec_number(p, end, 0, &w, &nf, &neg);
+      if (!e || w > (uint64_t)INT64_MAX + (uint64_t)neg) return NULL;
+      *(int64_t *)(void *)at = (int64_t)((w ^ (0 - (uint64_t)neg)) + (uint64_t)neg);
+      return e;
+    default: return NULL;
+  }
+}
+#endif
+
+#if TFQ__CSV_X86
+void tfq__fused_stop_table(tfq__fused_ctx *c) {
+  unsigned char t[16];
+  memset(t, 0x80, sizeof t);
+  const unsigned char stops[4] = {c->delim, '\n', '\r', c->q ? '"' : c->delim};
+  int ok = 1;
+  for (int k = 0; k < 4; k++) {
+    const unsigned char b = stops[k];
+    if (b >= 0x80 || (t[b & 15] != 0x80 && t[b & 15] != b)) ok = 0;
+    t[b & 15] = b;
+  }
+  memcpy(&c->stop_tbl, t, sizeof t);
+  c->stop_nib = ok;
+}
+
+/* tfq__csv_stop() at the AVX2 level when c->stop_nib: the first stop byte in [p, end) or NULL
+ * (loads may read up to lim).  A byte b < 0x80 gives stop_tbl[b & 15], equal to b only for a
+ * stop byte; a byte >= 0x80 gives 0 (pshufb), equal to nothing. */
+__attribute__((target("avx2"))) static inline const char *nibble_stop(const tfq__fused_ctx *c,
+                                                                      const char *p,
+                                                                      const char *end,
+                                                                      const char *lim) {
+  const __m128i tbl = c->stop_tbl;
+  while (lim - p >= 16) {
+    const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    const unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_shuffle_epi8(tbl, v), v));
+    if (m) {
+      const char *x = p + __builtin_ctz(m);
+      return x < end ? x : NULL;
+    }
+    p += 16;
+    if (p >= end) return NULL;
+  }
+  for (; p < end; p++) {
+    const unsigned char ch = (unsigned char)*p;
+    if (ch == c->delim || ch == '\n' || ch == '\r' || (c->q && ch == '"')) return p;
+  }
+  return NULL;
+}
+#endif
+
 /* Decodes record i = [rec, end) (bytes up to lim may be read); returns 1 if done, 0 to let the
  * generic path redo it. */
 static inline __attribute__((always_inline)) int fused_row(tfq__fused_ctx *c, const char *rec,
@@ -203,16 +277,31 @@ static inline __attribute__((always_inline)) const char *fused_open(tfq__fused_c
   const char *p = rec, *next = NULL;
   const unsigned char delim = c->delim;
   const size_t ncol = c->ncol;
+  /* the string fields go straight to their columns as views of the buffer; the closing loop
+   * (copies, defaults, quoted fields) runs only when one is not such a view */
+  int copy = !c->view_lo;
   if (*p == '\n' || *p == '\r') return NULL; /* an empty line: fused_row() refuses it too */
   for (size_t f = 0; f < ncol; f++) {
-    const tfq__csv_default *d = &c->defs[f];
-    char *at = c->data[f] + i * c->stride[f];
+    const tfq__fcol *col = &c->cols[f];
+    char *at = col->base + i * col->stride;
     const char *e;
+#if TFQ__CSV_X86
+    if (vec && col->dtype != TFQ_STRING && end - p >= 16 &&
+        (e = vec_number_at(col->dtype, p, end, at))) {
+      if (c->na_len && is_na(c, p, (size_t)(e - p))) {
+        if (col->required) return NULL;
+        fused_default(c, &c->defs[f], f, at);
+      }
+      goto field_end;
+    }
+#endif
+    const tfq__csv_default *d = &c->defs[f];
     const unsigned char ch = (unsigned char)*p; /* p < end: end[-1] is '\n', never a delimiter */
     if (ch == delim || ch == '\n') {            /* empty: the default */
       if (d->required) return NULL;
       e = p;
       fused_default(c, d, f, at);
+      copy |= d->dtype == TFQ_STRING;
     } else if (ch == '\r') {
       return NULL;
     } else if (c->q && ch == '"') { /* a quoted field with nothing to unescape, as fused_row() */
@@ -220,6 +309,7 @@ static inline __attribute__((always_inline)) const char *fused_open(tfq__fused_c
       if (!cq) return NULL; /* '""', CR/LF inside: the usual path */
       const tfq__span sp = {p + 1, (size_t)(cq - p - 1)};
       e = cq + 1; /* < end: end[-1] is '\n', not a quote */
+      copy = 1;
       if (sp.len == 0 || is_na(c, sp.p, sp.len)) {
         if (d->required) return NULL;
         fused_default(c, d, f, at);
@@ -235,16 +325,27 @@ static inline __attribute__((always_inline)) const char *fused_open(tfq__fused_c
 #else
         e = fast_field(d->dtype, p, end, end, at);
 #endif
-      } else if ((e = tfq__csv_stop(c->simd, p, end, end, delim, c->q))) {
+      } else if ((e =
+#if TFQ__CSV_X86
+                      vec && c->stop_nib ? nibble_stop(c, p, end, end) :
+#endif
+                                         tfq__csv_stop(c->simd, p, end, end, delim, c->q))) {
         c->strs[f].p = p;
         c->strs[f].len = (size_t)(e - p);
+        tfq__str *sv = (tfq__str *)(void *)at;
+        sv->p = p;
+        sv->len = (size_t)(e - p);
       }
       if (!e || e == end) return NULL;
       if (c->na_len && is_na(c, p, (size_t)(e - p))) {
         if (d->required) return NULL;
         fused_default(c, d, f, at);
+        copy |= d->dtype == TFQ_STRING;
       }
     }
+#if TFQ__CSV_X86
+  field_end:
+#endif
     /* e is at the field's end: a delimiter goes on to the next field, "\n" or "\r\n" ends the
      * line, anything else is for the usual path */
     if ((unsigned char)*e == delim) {
@@ -260,9 +361,9 @@ static inline __attribute__((always_inline)) const char *fused_open(tfq__fused_c
       return NULL;
     }
   }
-  for (size_t k = 0; k < c->nscols; k++) {
+  for (size_t k = 0; copy && k < c->nscols; k++) {
     size_t f = c->scols[k];
-    tfq__str *sv = (tfq__str *)(void *)(c->data[f] + i * c->stride[f]);
+    tfq__str *sv = (tfq__str *)(void *)(c->cols[f].base + i * c->cols[f].stride);
     const uintptr_t sp = (uintptr_t)c->strs[f].p;
     if (sp >= (uintptr_t)c->view_lo && sp < (uintptr_t)c->view_hi) { /* a field, not a default */
       sv->p = c->strs[f].p;

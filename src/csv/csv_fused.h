@@ -17,6 +17,15 @@
  * soon as they are converted (the generic path overwrites them); strings only once the record is
  * accepted.  Every number the fast routines accept, the general parsers accept with the same
  * value: both are correctly rounded. */
+/* Column f of the output as the fused decoder writes it: record i's value at base + i * stride
+ * (decode_csv.c: data[f], stride[f]), with its default's dtype and required flag (defs[f]). */
+typedef struct tfq__fcol {
+  char *base;
+  size_t stride;
+  tfq_dtype dtype;
+  int required;
+} tfq__fcol;
+
 typedef struct tfq__fused_ctx {
   const tfq__csv_default *defs;
   size_t ncol;
@@ -33,6 +42,15 @@ typedef struct tfq__fused_ctx {
   size_t nscols;
   const char *view_lo, *view_hi; /* fused_open: string fields within point there, uncopied */
   int simd;                      /* the structural scan's level (csv_simd.h) */
+  const tfq__fcol *cols;         /* fused_open: the columns in one array */
+#if TFQ__CSV_X86
+  /* The AVX2 level's stop for a string field (csv_fused.c nibble_stop): byte j of stop_tbl is
+   * the stop byte whose low four bits are j, else 0x80; stop_nib is 1 when the stop bytes (the
+   * delimiter, '\n', '\r' and, quoting on, '"') are ASCII with distinct low four bits, so that
+   * one byte shuffle and one compare find them (tfq__fused_stop_table). */
+  __m128i stop_tbl;
+  int stop_nib;
+#endif
 } tfq__fused_ctx;
 
 /* Records i, i+1, ... (fewer than n) of kind-3 lines (decode_csv.c rec_src: every line of
@@ -46,6 +64,11 @@ typedef size_t tfq__fused_run_fn(tfq__fused_ctx *c, const char **cur, const char
  * path redo it (which reports any error). */
 typedef int tfq__fused_row_fn(tfq__fused_ctx *c, const char *rec, size_t len, const char *lim,
                               size_t i);
+
+#if TFQ__CSV_X86
+/* Sets c->stop_tbl and c->stop_nib from c->delim and c->q. */
+void tfq__fused_stop_table(tfq__fused_ctx *c);
+#endif
 
 /* At the scalar and SSE2 levels. */
 tfq__fused_run_fn tfq__fused_run_plain;

@@ -121,6 +121,8 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
 
   /* per-column scratch: on the stack for up to SMALL_COLS columns (no allocation per call) */
   tfq__span spans_s[SMALL_COLS];
+  tfq__fcol cols_s[SMALL_COLS];
+  tfq__fcol *cols = NULL;
   char *data_s[SMALL_COLS];
   tfq_tensor *sten_s[SMALL_COLS];
   size_t scols_s[SMALL_COLS], stride_s[SMALL_COLS];
@@ -137,7 +139,8 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
   scols = small ? scols_s : tfq_malloc(ncol * sizeof *scols);
   stride = small ? stride_s : tfq_malloc(ncol * sizeof *stride);
   sten = small ? sten_s : tfq_malloc(ncol * sizeof *sten);
-  if (!spans || !data || !scols || !stride || !sten) {
+  cols = small ? cols_s : tfq_malloc(ncol * sizeof *cols);
+  if (!spans || !data || !scols || !stride || !sten || !cols) {
     rc = TFQ__OOM(st);
     goto fail;
   }
@@ -186,8 +189,25 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
   size_t nscols = 0;
   for (size_t f = 0; f < ncol; f++)
     if (o->defs[f].dtype == TFQ_STRING) scols[nscols++] = f;
-  tfq__fused_ctx fr = {o->defs, ncol, delim, q,     na,     na_len, data, stride,
-                       sten,    NULL, spans, scols, nscols, NULL,   NULL, tfq__csv_simd()};
+  for (size_t f = 0; f < ncol; f++)
+    cols[f] = (tfq__fcol){data[f], stride[f], o->defs[f].dtype, o->defs[f].required};
+  tfq__fused_ctx fr = {.defs = o->defs,
+                       .ncol = ncol,
+                       .delim = delim,
+                       .q = q,
+                       .na = na,
+                       .na_len = na_len,
+                       .data = data,
+                       .stride = stride,
+                       .sten = sten,
+                       .strs = spans,
+                       .scols = scols,
+                       .nscols = nscols,
+                       .simd = tfq__csv_simd(),
+                       .cols = cols};
+#if TFQ__CSV_X86
+  tfq__fused_stop_table(&fr);
+#endif
   if (src->kind == 3 && src->holder && fused && keep_holder(sten, scols, nscols, src->holder)) {
     fr.view_lo = src->cur;
     fr.view_hi = src->end;
@@ -306,6 +326,7 @@ static tfq_code decode(const tfq_csv_options *o, rec_src *src, size_t n, const i
     tfq_free(scols);
     tfq_free(stride);
     tfq_free(sten);
+    tfq_free(cols);
   }
   src->count = count;
   *out = tup;
@@ -321,6 +342,7 @@ fail:
     tfq_free(scols);
     tfq_free(stride);
     tfq_free(sten);
+    tfq_free(cols);
   }
   if (tup != reuse) tfq_tuple_free(tup);
   return rc;

@@ -81,19 +81,21 @@ static void gather_runs(char *dst, const pl_slot *pick, const int64_t *at, int64
 
 /* Points the strings of `o` (n records of w elements) at column c of the picked slots' parts,
  * and makes `o` keep one reference to each distinct column it points into (a part counted once
- * by its stamp, consumer thread only). */
+ * by its stamp, consumer thread only).  Rows in input order come as the k runs of find_runs()
+ * (runs != NULL, nruns of them): one copy and one stamp check a run instead of one a row. */
 static tfq_code view_strings(tfq_pipeline *p, tfq_tensor *o, const pl_slot *pick, int64_t n,
-                             size_t c, int64_t w, int from_ring, tfq_status *st) {
+                             const int64_t *runs, int64_t nruns, size_t c, int64_t w, int from_ring,
+                             tfq_status *st) {
   tfq_tensor *owners_s[64], **owners = owners_s;
   size_t nown = 0, cap = 64;
   tfq__str *d = tfq__strs(o);
   const uint64_t stamp = ++p->stamp;
-  for (int64_t i = 0; i < n; i++) {
+  const int64_t steps = runs ? nruns : n;
+  for (int64_t r = 0; r < steps; r++) {
+    const int64_t i = runs ? runs[r] : r, rows = runs ? runs[r + 1] - i : 1;
     pl_part *q = pick[i].part;
-    if (!from_ring) { /* (from the ring: gather() fills them once nothing can fail) */
-      const tfq__str *s = tfq__strs(q->cols[c]) + pick[i].row * w;
-      for (int64_t e = 0; e < w; e++) d[i * w + e] = s[e];
-    }
+    if (!from_ring) /* (from the ring: gather() fills them once nothing can fail) */
+      memcpy(d + i * w, tfq__strs(q->cols[c]) + pick[i].row * w, (size_t)(rows * w) * sizeof *d);
     if (q->stamp == stamp) continue;
     q->stamp = stamp;
     if (nown == cap) {
@@ -309,7 +311,9 @@ tfq_code tfq__pl_gather(tfq_pipeline *p, const pl_slot *pick, int64_t n, int in_
     }
     /* strings: views of the parts' bytes, the batch keeping a reference to each column it
      * borrows from (no copy; the parts' storage lives as long as the batch) */
-    if ((rc = view_strings(p, o, pick, n, c, w, js && p->ring[c], st))) break;
+    if ((rc = view_strings(p, o, pick, n, nruns >= 0 ? runs : NULL, nruns, c, w, js && p->ring[c],
+                           st)))
+      break;
   }
   for (size_t c = 0; !rc && js && c < p->ncols; c++)
     if (p->ring[c])

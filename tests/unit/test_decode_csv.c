@@ -1494,17 +1494,19 @@ static size_t rand_integer(char *o, int64_t lo, int64_t hi) {
 /* The AVX2 level's vector number scan (csv_number_fast.h vec_number) and the scalar fast
  * parsers, through both row decoders (a buffer's lines: tfq_decode_csv_buffer; lines cut as they
  * are decoded: tfq__decode_csv_span), against the C library as the oracle (strtof, strtod,
- * strtoll: correctly rounded), value for value, at every level.  The lines' lengths vary, so the
+ * strtoll: correctly rounded), value for value, at every level; and a text column after them
+ * against the bytes written, its line sometimes ended by "\r\n".  The lines' lengths vary, so the
  * fields fall at every distance from the buffer's end (the last 16 bytes take the scalar path). */
 Test(decode_csv_simd, number_fields_agree_with_strtof_strtod_strtoll_on_every_level,
      .timeout = 600) {
   enum { LINES = 20000 };
-  char *buf = malloc((size_t)LINES * 96);
+  char *buf = malloc((size_t)LINES * 144);
   float *wf = malloc(LINES * sizeof *wf);
   double *wd = malloc(LINES * sizeof *wd);
   int32_t *wi = malloc(LINES * sizeof *wi);
   int64_t *wl = malloc(LINES * sizeof *wl);
-  cr_assert(buf && wf && wd && wi && wl);
+  size_t *ws = malloc(LINES * sizeof *ws), *wn = malloc(LINES * sizeof *wn);
+  cr_assert(buf && wf && wd && wi && wl && ws && wn);
   size_t len = 0, vec_sized = 0;
   for (size_t r = 0; r < LINES; r++) {
     char tok[40];
@@ -1524,12 +1526,17 @@ Test(decode_csv_simd, number_fields_agree_with_strtof_strtod_strtoll_on_every_le
     n = rand_integer(tok, INT64_MIN, INT64_MAX);
     tok[n] = '\0';
     wl[r] = strtoll(tok, NULL, 10);
-    memcpy(buf + len, tok, n), len += n;
+    memcpy(buf + len, tok, n), len += n, buf[len++] = ',';
+    /* a text of 1..40 bytes (no stop byte; ':' '*' 'J' share '\n' and '\r''s low four bits) */
+    static const char text[] = "abc XYZ:*J=?_-.0123456789";
+    ws[r] = len;
+    wn[r] = 1 + rnd() % 40;
+    for (size_t k = 0; k < wn[r]; k++) buf[len++] = text[rnd() % (sizeof text - 1)];
     if (rnd() % 8 == 0) buf[len++] = '\r';
     buf[len++] = '\n';
   }
   cr_assert_gt(vec_sized, LINES / 2, "most floats fit the vector scan's 15 bytes");
-  tfq_csv_options *o = mk("F D I L");
+  tfq_csv_options *o = mk("F D I L S");
   const int best = tfq__csv_simd_set(TFQ__SIMD_AVX2);
   int64_t one = 1;
   for (int l = TFQ__SIMD_SCALAR; l <= best; l++) {
@@ -1544,7 +1551,7 @@ Test(decode_csv_simd, number_fields_agree_with_strtof_strtod_strtoll_on_every_le
         tfq_tensor *holder;
         size_t count = 0, used = 0;
         cr_assert_eq(tfq_tensor_new(TFQ_UINT8, &one, 1, &holder, NULL), TFQ_OK);
-        cr_assert_eq(tfq_tuple_new(4, &t, NULL), TFQ_OK);
+        cr_assert_eq(tfq_tuple_new(5, &t, NULL), TFQ_OK);
         cr_assert_eq(tfq__decode_csv_span(o, buf, len, holder, LINES, t, NULL, &count, &used, sts),
                      TFQ_OK, "%s", tfq_status_message(sts));
         cr_assert_eq(count, LINES);
@@ -1562,6 +1569,11 @@ Test(decode_csv_simd, number_fields_agree_with_strtof_strtod_strtoll_on_every_le
                   tfq__csv_simd_name(l), way, r, gd[r], wd[r]);
         cr_assert_eq(gi[r], wi[r], "level %s way %d line %zu", tfq__csv_simd_name(l), way, r);
         cr_assert_eq(gl[r], wl[r], "level %s way %d line %zu", tfq__csv_simd_name(l), way, r);
+        size_t sl;
+        const char *sp = tfq_tensor_string(tfq_tuple_get(t, 4), (int64_t)r, &sl);
+        cr_assert(sl == wn[r] && memcmp(sp, buf + ws[r], sl) == 0,
+                  "level %s way %d line %zu: text [%.*s] vs [%.*s]", tfq__csv_simd_name(l), way, r,
+                  (int)sl, sp, (int)wn[r], buf + ws[r]);
       }
       tfq_tuple_free(t);
       tfq_status_free(sts);
@@ -1569,7 +1581,7 @@ Test(decode_csv_simd, number_fields_agree_with_strtof_strtod_strtoll_on_every_le
   }
   tfq__csv_simd_set(-1);
   tfq_csv_options_free(o);
-  free(buf), free(wf), free(wd), free(wi), free(wl);
+  free(buf), free(wf), free(wd), free(wi), free(wl), free(ws), free(wn);
 }
 
 /* Number-like fields the scan must not decide alone (no digit, two '.', an exponent, '+', a hex
@@ -1642,5 +1654,39 @@ Test(decode_csv_simd, odd_number_fields_agree_on_every_level_and_path, .timeout 
       if (r + 1 < nrec) buf[len++] = 0xFF;
     }
     cr_assert_eq(csv_diff_levels(buf, len), 0, "levels or paths differ (round %d)", round);
+  }
+}
+
+/* The AVX2 level's string stop (csv_fused.c nibble_stop: one byte shuffle and one compare, when
+ * the stop bytes have distinct low four bits; else the four compares) under every delimiter
+ * byte, quoting on and off, on fields of 1..70 bytes that hold bytes sharing a stop byte's low
+ * four bits, high bytes and the stop bytes themselves: every level and path agree
+ * (csv_diff_levels). */
+Test(decode_csv_simd, string_fields_under_every_delimiter_agree_on_every_level, .timeout = 600) {
+  static const unsigned char alpha[] =
+      "\r\nabc:*J\x8a\x8d\xa2\xac\"\",\t|;Z\x1a\x2d\x3c\x0c 0123456789";
+  uint8_t buf[8 + 8 * 160];
+  for (int d = 1; d < 256; d++) {
+    if (d == '\n' || d == '\r' || d == 0xFF) continue; /* 0xFF separates the records */
+    for (int quote = 0; quote < 2; quote++) {
+      buf[0] = (uint8_t)(quote | 6); /* bits 1-2 = 3: the delimiter is byte 6 */
+      buf[1] = (uint8_t)(rnd() % 4);
+      for (int c = 0; c < 4; c++) buf[2 + c] = (uint8_t)(rnd() % 3 ? 0 : 2); /* strings, floats */
+      buf[6] = (uint8_t)d;
+      buf[7] = 0;
+      size_t len = 8, nrec = 1 + rnd() % 6;
+      for (size_t r = 0; r < nrec; r++) {
+        for (int f = 0; f < 4; f++) {
+          size_t n = 1 + rnd() % 70;
+          for (size_t k = 0; k < n; k++) {
+            unsigned char ch = alpha[rnd() % (sizeof alpha - 1)];
+            buf[len++] = ch == 0xFF ? 'x' : ch;
+          }
+          if (f < 3) buf[len++] = (uint8_t)d;
+        }
+        if (r + 1 < nrec) buf[len++] = 0xFF;
+      }
+      cr_assert_eq(csv_diff_levels(buf, len), 0, "delimiter 0x%02x, quoting %d", d, quote);
+    }
   }
 }
