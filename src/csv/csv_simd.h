@@ -4,9 +4,10 @@
  *   sse2    16 bytes a step (x86-64, where SSE2 is always there);
  *   avx2    32 bytes a step, when the CPU has AVX2 (__builtin_cpu_supports): the fast
  *           tokenizer (csv_scan.c), the line count and the quoted fields' scan (csv_libcsv.c);
- *           the fused decoder's stop stays at 16 bytes (tfq__csv_stop).  Its functions are
- *           compiled with __attribute__((target("avx2"))), so that the build flags stay
- *           generic.
+ *           the fused decoder (csv_fused.c) stays at 16 bytes, with a byte shuffle for a
+ *           string field's stop and the vector number scan (csv_number_fast.h vec_number).
+ *           Its functions are compiled with __attribute__((target("avx2"))), so that the build
+ *           flags stay generic.
  * The level in use is the best the CPU has, unless the environment variable TFQ_SIMD (scalar,
  * sse2 or avx2; read once, at the first decode) asks for a lower one; a level the CPU lacks falls
  * to the best below it.  Every level gives the same fields, values and errors
