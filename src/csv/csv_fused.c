@@ -94,28 +94,6 @@ static inline const char *fast_field(tfq_dtype dtype, const char *p, const char 
 }
 
 #if TFQ__CSV_X86
-/* fast_field() at the AVX2 level: the vector number scan (csv_number_fast.h vec_number) where 16
- * bytes may be read, the scalar one near the end of the buffer. */
-__attribute__((target("avx2"))) static inline const char *vec_field(tfq_dtype dtype, const char *p,
-                                                                    const char *end,
-                                                                    const char *lim, char *at) {
-  if (lim - p < 16) return fast_field(dtype, p, end, lim, at);
-  switch (dtype) {
-    case TFQ_FLOAT: return vec_f32(p, end, lim, (float *)(void *)at);
-    case TFQ_DOUBLE: return vec_f64(p, end, lim, (double *)(void *)at);
-    case TFQ_INT32: {
-      int64_t v = 0;
-      const char *e = vec_int(p, end, lim, INT32_MAX, &v);
-      *(int32_t *)(void *)at = (int32_t)v;
-      return e;
-    }
-    case TFQ_INT64: return vec_int(p, end, lim, INT64_MAX, (int64_t *)(void *)at);
-    default: return NULL;
-  }
-}
-#endif
-
-#if TFQ__CSV_X86
 /* The vector number scan alone on the number at p of a column of `dtype` (p + 16 bytes may be
  * read), written at `at`: its end, or NULL when it does not decide (the usual checks and the
  * scalar parsers then run).  A field it takes starts with '-', '.' or a digit: not empty, not
@@ -136,15 +114,25 @@ __attribute__((target("avx2"))) static inline const char *vec_number_at(tfq_dtyp
     case TFQ_INT32:
       e = vec_number(p, end, 0, &w, &nf, &neg);
       if (!e || w > (uint64_t)INT32_MAX + (uint64_t)neg) return NULL;
-      *(int32_t *)(void *)at = (int32_t)(int64_t)((w ^ (0 - (uint64_t)neg)) + (uint64_t)neg);
+      *(int32_t *)(void *)at = (int32_t)signed_of(w, neg);
       return e;
     case TFQ_INT64:
       e = vec_number(p, end, 0, &w, &nf, &neg);
       if (!e || w > (uint64_t)INT64_MAX + (uint64_t)neg) return NULL;
-      *(int64_t *)(void *)at = (int64_t)((w ^ (0 - (uint64_t)neg)) + (uint64_t)neg);
+      *(int64_t *)(void *)at = signed_of(w, neg);
       return e;
     default: return NULL;
   }
+}
+
+/* fast_field() at the AVX2 level: the vector scan where 16 bytes may be read and it decides, the
+ * scalar parsers otherwise (they decide a number the scan refused the same way). */
+__attribute__((target("avx2"))) static inline const char *vec_field(tfq_dtype dtype, const char *p,
+                                                                    const char *end,
+                                                                    const char *lim, char *at) {
+  const char *e;
+  if (lim - p >= 16 && (e = vec_number_at(dtype, p, end, at))) return e;
+  return fast_field(dtype, p, end, lim, at);
 }
 #endif
 
@@ -320,11 +308,7 @@ static inline __attribute__((always_inline)) const char *fused_open(tfq__fused_c
       }
     } else {
       if (d->dtype != TFQ_STRING) {
-#if TFQ__CSV_X86
-        e = vec ? vec_field(d->dtype, p, end, end, at) : fast_field(d->dtype, p, end, end, at);
-#else
-        e = fast_field(d->dtype, p, end, end, at);
-#endif
+        e = fast_field(d->dtype, p, end, end, at); /* (at the AVX2 level the scan ran above) */
       } else if ((e =
 #if TFQ__CSV_X86
                       vec && c->stop_nib ? nibble_stop(c, p, end, end) :

@@ -179,6 +179,12 @@ static inline const char *fast_f64(const char *p, const char *end, const char *l
   return e && f64_of(w, nf, neg, out) ? e : NULL;
 }
 
+/* w, negated when neg (as two's complement, without a branch: the sign of random data is
+ * unpredictable). */
+static inline int64_t signed_of(uint64_t w, int neg) {
+  return (int64_t)((w ^ (0 - (uint64_t)neg)) + (uint64_t)neg);
+}
+
 /* [-]digits with 1..19 digits whose value lies in [-(max + 1), max] (max = INT32_MAX or INT64_MAX;
  * 19 digits cannot overflow the uint64 accumulator); returns the end, or NULL (the generic parser
  * then decides, with TF's message for an out-of-range value). */
@@ -190,7 +196,7 @@ static inline const char *fast_int(const char *p, const char *end, const char *l
   const char *d = digit_run(p, lim, &a);
   size_t nd = (size_t)(d - p);
   if (nd == 0 || nd > 19 || d > end || a > max + (uint64_t)neg) return NULL;
-  *out = (int64_t)((a ^ (0 - (uint64_t)neg)) + (uint64_t)neg); /* -a when neg, no branch */
+  *out = signed_of(a, neg);
   return d;
 }
 
@@ -266,36 +272,6 @@ __attribute__((target("avx2"))) static inline const char *vec_number(const char 
   return p + e;
 }
 
-/* fast_f32 / fast_f64 / fast_int with vec_number() first (p + 16 <= lim). */
-__attribute__((target("avx2"))) static inline const char *vec_f32(const char *p, const char *end,
-                                                                  const char *lim, float *out) {
-  uint64_t w;
-  int nf, neg;
-  const char *e = vec_number(p, end, 1, &w, &nf, &neg);
-  if (!e) return fast_f32(p, end, lim, out);
-  return f32_of(w, nf, neg, out) ? e : NULL;
-}
-
-__attribute__((target("avx2"))) static inline const char *vec_f64(const char *p, const char *end,
-                                                                  const char *lim, double *out) {
-  uint64_t w;
-  int nf, neg;
-  const char *e = vec_number(p, end, 1, &w, &nf, &neg);
-  if (!e) return fast_f64(p, end, lim, out);
-  return f64_of(w, nf, neg, out) ? e : NULL;
-}
-
-__attribute__((target("avx2"))) static inline const char *vec_int(const char *p, const char *end,
-                                                                  const char *lim, uint64_t max,
-                                                                  int64_t *out) {
-  uint64_t a;
-  int nf, neg;
-  const char *e = vec_number(p, end, 0, &a, &nf, &neg);
-  if (!e) return fast_int(p, end, lim, max, out);
-  if (a > max + (uint64_t)neg) return NULL;
-  *out = (int64_t)((a ^ (0 - (uint64_t)neg)) + (uint64_t)neg);
-  return e;
-}
 #endif
 
 #endif
