@@ -14,9 +14,10 @@
  * (an error of any kind, a field count that does not match, CR/LF at a field start, a number the
  * fast routines do not take, a missing required field) returns 0 and the generic path redoes the
  * whole record, so messages and their order are the generic path's.  Numbers are written as
- * soon as they are converted (the generic path overwrites them); strings only once the record is
- * accepted.  Every number the fast routines accept, the general parsers accept with the same
- * value: both are correctly rounded. */
+ * soon as they are converted (the generic path overwrites them); strings once the record is
+ * accepted, except that fused_open writes a field that is a view of the buffer at once (the
+ * generic path overwrites it too).  Every number the fast routines accept, the general parsers
+ * accept with the same value: both are correctly rounded. */
 /* Column f of the output as the fused decoder writes it: record i's value at base + i * stride
  * (decode_csv.c: data[f], stride[f]), with its default's dtype and required flag (defs[f]). */
 typedef struct tfq__fcol {
