@@ -7,6 +7,15 @@
 #include "csv_internal.h"
 #include "csv_simd.h"
 
+/* Column f of the output as the fused decoder writes it: record i's value at base + i * stride
+ * (decode_csv.c: data[f], stride[f]), with its default's dtype and required flag (defs[f]). */
+typedef struct tfq__fcol {
+  char *base;
+  size_t stride;
+  tfq_dtype dtype;
+  int required;
+} tfq__fcol;
+
 /* ---- the fused row decoder ----
  * One pass per record: each field is split and converted in place, numbers by the fast routines
  * below (digits 8 at a time, no bounds-checked loops per digit), quoted fields by libcsv (one field
@@ -18,14 +27,6 @@
  * accepted, except that fused_open writes a field that is a view of the buffer at once (the
  * generic path overwrites it too).  Every number the fast routines accept, the general parsers
  * accept with the same value: both are correctly rounded. */
-/* Column f of the output as the fused decoder writes it: record i's value at base + i * stride
- * (decode_csv.c: data[f], stride[f]), with its default's dtype and required flag (defs[f]). */
-typedef struct tfq__fcol {
-  char *base;
-  size_t stride;
-  tfq_dtype dtype;
-  int required;
-} tfq__fcol;
 
 typedef struct tfq__fused_ctx {
   const tfq__csv_default *defs;
