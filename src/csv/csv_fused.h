@@ -27,7 +27,6 @@ typedef struct tfq__fcol {
  * accepted, except that fused_open writes a field that is a view of the buffer at once (the
  * generic path overwrites it too).  Every number the fast routines accept, the general parsers
  * accept with the same value: both are correctly rounded. */
-
 typedef struct tfq__fused_ctx {
   const tfq__csv_default *defs;
   size_t ncol;
